@@ -1,0 +1,65 @@
+"""Neighbour aggregations the models call, behind one small interface.
+
+A model never touches edge lists itself: it calls an ``AggregationOps`` object with a block (a sampled
+hop). ``TorchOps`` is the PyTorch-ops implementation over the reference sampler's ``Hop``; the CUDA
+variants supply their own ops object (kernels reading live counts from device memory) with the same
+three methods, so every variant runs the same model code.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+import torch.nn.functional as F
+
+from ..sampling import Hop
+
+
+class AggregationOps(Protocol):
+    def mean(self, x: torch.Tensor, block) -> torch.Tensor:
+        """Mean of sampled neighbours' rows of ``x`` per destination (zeros where none): [num_dst, F]."""
+
+    def gcn(self, x: torch.Tensor, block) -> torch.Tensor:
+        """(x_dst + sum of neighbours) / (count + 1) per destination: [num_dst, F]."""
+
+    def gat(self, z: torch.Tensor, score_src: torch.Tensor, score_dst: torch.Tensor, block,
+            negative_slope: float) -> torch.Tensor:
+        """Attention-weighted sum over neighbours and the self loop: z [num_src, H, C] -> [num_dst, H, C]."""
+
+
+class TorchOps:
+    """Aggregations from PyTorch scatter ops, the way PyG/DGL-style code writes them."""
+
+    @staticmethod
+    def _sum_and_count(x: torch.Tensor, block: Hop) -> tuple[torch.Tensor, torch.Tensor]:
+        out = x.new_zeros((block.num_dst,) + tuple(x.shape[1:]))
+        out.index_add_(0, block.edge_dst, x[block.edge_src])
+        count = torch.bincount(block.edge_dst, minlength=block.num_dst).to(x.dtype)
+        return out, count.view((-1,) + (1,) * (x.dim() - 1))
+
+    def mean(self, x: torch.Tensor, block: Hop) -> torch.Tensor:
+        total, count = self._sum_and_count(x, block)
+        return total / count.clamp(min=1)
+
+    def gcn(self, x: torch.Tensor, block: Hop) -> torch.Tensor:
+        total, count = self._sum_and_count(x, block)
+        return (total + x[: block.num_dst]) / (count + 1)
+
+    def gat(self, z: torch.Tensor, score_src: torch.Tensor, score_dst: torch.Tensor, block: Hop,
+            negative_slope: float) -> torch.Tensor:
+        n = block.num_dst
+        loops = torch.arange(n, device=z.device)
+        src = torch.cat([block.edge_src, loops])
+        dst = torch.cat([block.edge_dst, loops])
+        logits = F.leaky_relu(score_src[src] + score_dst[dst], negative_slope)  # [E, H]
+        heads = logits.shape[1]
+        top = logits.new_full((n, heads), float("-inf")).scatter_reduce(
+            0, dst.unsqueeze(1).expand(-1, heads), logits, reduce="amax", include_self=True)
+        weights = torch.exp(logits - top[dst])
+        denom = logits.new_zeros((n, heads)).index_add_(0, dst, weights)
+        alpha = weights / denom[dst]
+        return z.new_zeros((n,) + tuple(z.shape[1:])).index_add_(0, dst, z[src] * alpha.unsqueeze(-1))
+
+
+TORCH_OPS = TorchOps()
