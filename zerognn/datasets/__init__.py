@@ -1,0 +1,43 @@
+"""Datasets: synthetic R-MAT stand-ins and real OGB graphs, built into the versioned store format.
+
+``make_dataset`` builds a dataset directory (see ``store``) and returns it loaded; ``load_dataset``
+opens one built earlier.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ..errors import ZeroGNNError
+from .ogb_loader import load_ogb
+from .specs import OGB_NAMES, SYNTHETIC, SyntheticSpec
+from .store import Dataset, load_dataset
+from .synthetic import make_synthetic
+
+KNOWN_DATASETS = (*SYNTHETIC, *OGB_NAMES)
+
+__all__ = ["KNOWN_DATASETS", "OGB_NAMES", "SYNTHETIC", "Dataset", "SyntheticSpec", "load_dataset", "make_dataset"]
+
+
+def make_dataset(
+    name: str, out_dir: str | Path, scale: float = 1.0, seed: int = 0,
+    device: torch.device | str | None = None, ogb_root: str | Path | None = None,
+) -> Dataset:
+    """Build dataset ``name`` into ``out_dir`` (replacing it atomically) and return it loaded.
+
+    Synthetic names are generated from (scale, seed); OGB names are read through ``ogb`` from
+    ``ogb_root`` (default: an ``ogb`` directory next to ``out_dir``), downloading them there if absent,
+    and take neither scale nor seed. ``device`` runs the heavy work (default: CUDA when available).
+    """
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if name in SYNTHETIC:
+        return make_synthetic(name, scale=scale, seed=seed, device=device, out_dir=out_dir)
+    if name in OGB_NAMES:
+        if scale != 1.0:
+            raise ZeroGNNError(f"{name} is a real dataset and cannot be scaled; drop the scale or use a synthetic one.")
+        root = Path(ogb_root) if ogb_root is not None else Path(out_dir).parent / "ogb"
+        return load_ogb(name, root, out_dir, device=device)
+    raise ZeroGNNError(f"unknown dataset {name!r}; choose one of {', '.join(KNOWN_DATASETS)}.")
