@@ -52,6 +52,10 @@ def atomic_dir(target: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
+        # mkdtemp makes the directory private (0700); give it the permissions a plain mkdir would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)

@@ -1,0 +1,133 @@
+import pytest
+
+from tests.records.factory import make_record, write_records
+from zerognn.figures import FIGURES, render_all
+from zerognn.errors import ZeroGNNError
+from zerognn.figures.data import FigureData, Skip
+from zerognn.figures.style import KNOWN_VARIANTS, variant_styles
+from zerognn.records import summarize
+
+PHASES = {"sample": 3.0, "gather": 1.0, "forward": 2.0, "backward": 2.5, "optimizer": 0.5}
+ALL = set(FIGURES)
+
+
+def _cpu_records():
+    return [
+        make_record("torch-eager", batch_size=b, step_ms=(10.0 * k, 11.0 * k), phase_ms=PHASES)
+        for b, k in ((256, 1), (1024, 2))
+    ]
+
+
+def _gpu(variant, batch_size=256, gpus=1, ms=10.0, **kw):
+    return make_record(
+        variant, dataset="arxiv-like", batch_size=batch_size, gpus=gpus, step_ms=(ms, ms * 1.1),
+        device="cuda", gpu_name="NVIDIA H200", gpu_exec_fraction=min(1.0, 2.0 / ms),
+        host_syncs_per_step=3.0, host_launches_per_step=300.0 / ms, peak_mem_bytes=int(2**30 * ms / 5), **kw,
+    )
+
+
+def _envelope(scale):
+    return {"envelope": {"hops": [
+        {"hop": h, "provisioned": int(live * scale), "live_max": live, "live_mean": live * 0.95}
+        for h, live in ((1, 5000), (2, 31000), (3, 89000))
+    ]}, "overflow_count": 0, "ideal_peak_mem_bytes": 2**30}
+
+
+def _rich_records():
+    records = []
+    for b in (256, 1024):
+        records += [
+            _gpu("host-mediated", b, ms=10.0, phase_ms=PHASES),
+            _gpu("zerognn", b, ms=2.0, variant_info=_envelope(1.1)),
+            _gpu("zerognn-worstcase", b, ms=30.0, variant_info=_envelope(12.0)),
+            _gpu("my-baseline", b, ms=6.0, phase_ms={"sample": 1.0, "forward": 2.0, "comm": 0.5}),
+            _gpu("torch-eager", b, ms=15.0, phase_ms=PHASES),
+        ]
+    records += [_gpu("zerognn", 1024, gpus=2, ms=2.2), _gpu("my-baseline", 1024, gpus=2, ms=7.0),
+                _gpu("host-mediated", 1024, gpus=2, ms=11.0)]
+    return records
+
+
+def _setup(tmp_path, records):
+    runs, summary = tmp_path / "runs", tmp_path / "summary.csv"
+    write_records(runs, records)
+    summarize(runs, summary)
+    return runs, summary
+
+
+def test_cpu_only_runs_draw_what_they_can_and_say_why_not(tmp_path, capsys):
+    runs, summary = _setup(tmp_path, _cpu_records())
+    out = tmp_path / "fig"
+    out.mkdir()
+    (out / "speedup.png").write_text("stale")
+
+    written = render_all(summary, runs, out)
+
+    drawn = {"batch_sweep", "breakdown", "loss"}
+    assert sorted(p.name for p in written) == sorted(f"{n}.{f}" for n in drawn for f in ("png", "pdf"))
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in written)
+    assert all(p.stat().st_size > 1000 for p in written)
+    skipped = {
+        line.split(":")[0].removeprefix("skipped "): line.split(": ", 1)[1]
+        for line in capsys.readouterr().out.splitlines() if line.startswith("skipped ")
+    }
+    assert set(skipped) == ALL - drawn
+    assert "no host-mediated runs" in skipped["speedup"]
+    assert "gpu_exec_fraction is empty" in skipped["gpu_exec_fraction"]
+    assert "peak_mem_bytes is empty" in skipped["memory"]
+    assert "2 or more GPU counts" in skipped["scaling"]
+    assert "variant_info.envelope" in skipped["envelope"]
+
+
+def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
+    runs, summary = _setup(tmp_path, _rich_records())
+    written = render_all(summary, runs, tmp_path / "fig", formats=("png",))
+    assert sorted(p.stem for p in written) == sorted(ALL)
+    assert "skipped" not in capsys.readouterr().out
+
+    data = FigureData.load(summary, runs)
+    for name, draw in FIGURES.items():
+        fig = draw(data)
+        labels = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
+        ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels()}
+        if name == "breakdown":
+            assert "my-baseline" in ticks and {"sample", "comm", "other"} <= labels
+        elif name == "envelope":
+            assert {"zerognn", "zerognn-worstcase"} == labels
+        else:
+            assert {"my-baseline", "zerognn", "host-mediated"} <= labels, name
+        assert fig.get_suptitle()
+        for ax in fig.axes:
+            if ax.get_visible():
+                assert ax.get_xlabel() and ax.get_ylabel(), name
+    assert "ideal (exact sizes)" in {t.get_text() for t in FIGURES["memory"](data).legends[0].get_texts()}
+
+
+def test_unknown_variants_get_looks_of_their_own():
+    styles = variant_styles([*KNOWN_VARIANTS, "my-baseline", "another"])
+    looks = [(s.hatch, s.marker, s.dashes) for s in styles.values()]
+    for i in range(3):
+        assert len({look[i] for look in looks}) == len(looks)
+    assert list(styles)[-2:] == ["another", "my-baseline"]
+
+
+def test_summary_alone_draws_the_summary_figures(tmp_path, capsys):
+    runs, summary = _setup(tmp_path, _rich_records())
+    written = render_all(summary, None, tmp_path / "fig", formats=("png",))
+    record_figures = {"breakdown", "envelope", "loss"}
+    assert {p.stem for p in written} == ALL - record_figures
+    out = capsys.readouterr().out
+    assert all(f"skipped {name}: no run records" in out for name in record_figures)
+    with pytest.raises(ZeroGNNError, match="does not exist"):
+        render_all(summary, tmp_path / "missing", tmp_path / "fig")
+
+
+def test_memory_ideal_from_the_runs_own_estimate(tmp_path):
+    no_ideal = [_gpu("zerognn"), _gpu("my-baseline")]
+    with pytest.raises(Skip, match="no ideal"):
+        FIGURES["memory"](FigureData.load(_setup(tmp_path / "a", no_ideal)[1], None))
+    estimated = [_gpu("zerognn", variant_info={"ideal_peak_mem_bytes": 2**29}), _gpu("my-baseline")]
+    runs, summary = _setup(tmp_path / "b", estimated)
+    fig = FIGURES["memory"](FigureData.load(summary, runs))
+    ideal_lines = [c for c in fig.axes[0].collections if c.get_segments()]
+    assert [seg[0][1] for c in ideal_lines for seg in c.get_segments()] == [0.5]

@@ -1,0 +1,123 @@
+import copy
+import json
+
+import pytest
+
+from zerognn.errors import ZeroGNNError
+from zerognn.records import (
+    iter_records,
+    make_run_id,
+    percentiles,
+    read_record,
+    validate_record,
+    write_record,
+)
+
+from .factory import doc_example, make_record
+
+
+def test_run_id_rule():
+    assert make_run_id("products-like", "sage", "zerognn", 1024, [15, 10, 5], 1) == (
+        "products-like__sage__zerognn__b1024__f15-10-5__g1"
+    )
+
+
+@pytest.mark.parametrize("bad", ["a__b", "with space", "a/b", ""])
+def test_run_id_rejects_names_that_break_ids_or_paths(bad):
+    with pytest.raises(ZeroGNNError, match="variant name"):
+        make_run_id("tiny", "sage", bad, 256, [5], 1)
+
+
+def test_percentiles_linear_interpolation():
+    assert percentiles([2.10, 2.05, 2.20, 2.08, 2.12]) == pytest.approx((2.10, 2.062, 2.168))
+    with pytest.raises(ZeroGNNError, match="measure_steps"):
+        percentiles([])
+
+
+def test_docs_example_is_valid_and_consistent():
+    record = doc_example()
+    validate_record(record)
+    m = record["metrics"]
+    assert (m["step_ms_median"], m["step_ms_p10"], m["step_ms_p90"]) == pytest.approx(percentiles(m["step_ms"]))
+    assert m["epoch_s"] == pytest.approx(m["step_ms_median"] * m["steps_per_epoch"] / 1e3)
+    c = record["config"]
+    assert m["seeds_per_s"] == pytest.approx(c["batch_size"] * c["gpus"] * 1e3 / m["step_ms_median"])
+
+
+def _broken(edit):
+    record = make_record()
+    edit(record)
+    return record
+
+
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda r: r["config"].pop("batch_size"), "config.batch_size"),
+        (lambda r: r["config"].update(batch_size="256"), "config.batch_size"),
+        (lambda r: r["config"].update(device="gpu"), "config.device"),
+        (lambda r: r["metrics"].update(step_ms=[]), "metrics.step_ms"),
+        (lambda r: r["metrics"]["step_ms"].append(-1.0), "metrics.step_ms[3]"),
+        (lambda r: r["metrics"].update(gpu_exec_fraction=1.5), "metrics.gpu_exec_fraction"),
+        (lambda r: r["metrics"].update(peak_mem_bytes=1.5), "metrics.peak_mem_bytes"),
+        (lambda r: r["metrics"].update(phase_ms={"sample": "fast"}), "metrics.phase_ms.sample"),
+        (lambda r: r["metrics"].update(step_ms_p10=99.0), "metrics.step_ms_median"),
+        (lambda r: r["losses"].append("nan"), "losses[7]"),
+        (lambda r: r["accuracy"].update(val=True), "accuracy.val"),
+        (lambda r: r["environment"].pop("git_commit"), "environment.git_commit"),
+        (lambda r: r["variant_info"].update(envelope={"hops": [{"hop": 1}]}),
+         "variant_info.envelope.hops[0].provisioned"),
+        (lambda r: r.update(run_id="something-else"), "run_id"),
+        (lambda r: r.update(schema_version=2), "schema_version"),
+        (lambda r: r.update(metrics=[]), "metrics"),
+    ],
+)
+def test_validator_names_the_field(edit, field):
+    with pytest.raises(ZeroGNNError) as e:
+        validate_record(_broken(edit), source="runs/x.json")
+    message = str(e.value)
+    assert f"field '{field}'" in message
+    assert message.startswith("runs/x.json: ")
+    assert "docs/records.md" in message
+
+
+def test_nulls_and_extra_fields_are_accepted():
+    record = make_record(losses=[1.0, None])
+    record["metrics"]["window_ms"] = None
+    record["accuracy"].update(val=None, test=None)
+    record["extra"] = {"anything": 1}
+    record["variant_info"]["ideal_peak_mem_bytes"] = None
+    validate_record(record)
+
+
+def test_write_read_roundtrip_and_write_validates(tmp_path):
+    record = make_record()
+    path = tmp_path / "r.json"
+    write_record(path, record)
+    assert read_record(path) == record
+    bad = copy.deepcopy(record)
+    bad["config"]["gpus"] = 0
+    with pytest.raises(ZeroGNNError, match="config.gpus"):
+        write_record(tmp_path / "bad.json", bad)
+    assert not (tmp_path / "bad.json").exists()
+
+
+def test_iter_records_names_a_bad_file(tmp_path):
+    write_record(tmp_path / "a" / "good.json", make_record())
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "broken.json").write_text("{not json")
+    with pytest.raises(ZeroGNNError, match="broken.json"):
+        list(iter_records(tmp_path))
+
+
+def test_iter_records_rejects_a_repeated_run_id(tmp_path):
+    record = make_record()
+    (tmp_path / "one.json").write_text(json.dumps(record))
+    (tmp_path / "two.json").write_text(json.dumps(record))
+    with pytest.raises(ZeroGNNError, match="one.json and .*two.json"):
+        list(iter_records(tmp_path))
+
+
+def test_iter_records_missing_dir(tmp_path):
+    with pytest.raises(ZeroGNNError, match="run the pipeline first"):
+        list(iter_records(tmp_path / "nope"))

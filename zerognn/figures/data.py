@@ -1,0 +1,111 @@
+"""The data every figure draws from: the summary table, the records, and tidy frames built from them.
+
+A figure function takes a :class:`FigureData` and returns a figure, or raises :class:`Skip` with the
+reason when the data cannot support it (so no figure is ever drawn empty).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import pandas as pd
+
+from ..records import iter_records, read_summary, summary_row
+from .style import VariantStyle, variant_styles
+
+# Runs with equal values here do the same work and are compared side by side.
+COMPARISON_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
+# The columns that place a record in the figures (the rest of a per-record frame is its data).
+RECORD_KEYS = [*COMPARISON_KEYS, "variant", "step_ms_median", "run_id"]
+PHASES = ("sample", "gather", "forward", "backward", "optimizer")
+
+
+class Skip(Exception):
+    """The data cannot support this figure; the message says why."""
+
+
+@dataclass
+class FigureData:
+    summary: pd.DataFrame
+    records: list[dict[str, Any]]
+    styles: dict[str, VariantStyle] = field(init=False)
+
+    def __post_init__(self) -> None:
+        variants = set(self.summary["variant"]) | {r["config"]["variant"] for r in self.records}
+        self.styles = variant_styles(variants)
+
+    @classmethod
+    def load(cls, summary_csv: str | os.PathLike, runs_dir: str | os.PathLike | None) -> "FigureData":
+        """Without ``runs_dir`` (only a summary at hand) the figures drawn from records are skipped."""
+        return cls(read_summary(summary_csv), [] if runs_dir is None else list(iter_records(runs_dir)))
+
+    def require_records(self) -> list[dict[str, Any]]:
+        if not self.records:
+            raise Skip("no run records (runs_dir not given or empty)")
+        return self.records
+
+
+def panels(df: pd.DataFrame, keys: list[str]) -> Iterator[tuple[str, pd.DataFrame]]:
+    """Split ``df`` into panels by ``keys``; titles name the dataset and whichever other keys vary."""
+    shown = [k for k in keys if k == "dataset" or df[k].nunique() > 1]
+    for values, sub in df.groupby(keys, sort=True):
+        yield " · ".join(_key_label(k, v) for k, v in zip(keys, values) if k in shown), sub
+
+
+def _key_label(key: str, value: Any) -> str:
+    if key == "batch_size":
+        return f"B={value}"
+    if key == "fanouts":
+        return f"fanouts {value}"
+    if key == "gpus":
+        return f"{value} GPU" + ("" if value == 1 else "s")
+    return str(value)
+
+
+def _keys(record: dict[str, Any]) -> dict[str, Any]:
+    row = summary_row(record)
+    return {k: row[k] for k in RECORD_KEYS}
+
+
+def phase_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per record: its keys, each phase's ms/step (0 where not reported) and ``other`` (the rest, ≥ 0)."""
+    df = pd.DataFrame([{**_keys(r), **r["metrics"]["phase_ms"]} for r in records])
+    phases = [c for c in df.columns if c not in RECORD_KEYS]
+    df[phases] = df[phases].fillna(0.0)
+    df["other"] = (df["step_ms_median"] - df[phases].sum(axis=1)).clip(lower=0.0)
+    return df
+
+
+def phase_names(frame: pd.DataFrame) -> list[str]:
+    """The standard phases first, then any other phase a variant reported, then ``other``."""
+    extra = sorted(set(frame.columns) - set(RECORD_KEYS) - set(PHASES) - {"other"})
+    return [p for p in PHASES if p in frame.columns] + extra + ["other"]
+
+
+def envelope_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per record and hop of ``variant_info.envelope``: provisioned, live_max, live_mean."""
+    return pd.DataFrame([
+        {**_keys(r), **hop}
+        for r in records
+        for hop in r["variant_info"].get("envelope", {}).get("hops", [])
+    ])
+
+
+def loss_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per record and training step: the loss (NaN where it was not finite)."""
+    return pd.DataFrame([
+        {**_keys(r), "step": i, "loss": float("nan") if loss is None else loss}
+        for r in records
+        for i, loss in enumerate(r["losses"])
+    ])
+
+
+def ideal_memory(records: list[dict[str, Any]]) -> dict[str, int]:
+    """run_id → ``variant_info.ideal_peak_mem_bytes`` for the records that report one."""
+    return {
+        r["run_id"]: r["variant_info"]["ideal_peak_mem_bytes"]
+        for r in records
+        if r["variant_info"].get("ideal_peak_mem_bytes") is not None
+    }

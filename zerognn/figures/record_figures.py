@@ -1,0 +1,88 @@
+"""Figures drawn from the run records themselves: step-time breakdown by phase, envelope tightness
+and training-loss curves."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .data import (
+    COMPARISON_KEYS, FigureData, Skip, envelope_frame, loss_frame, panels, phase_frame, phase_names,
+)
+from .draw import EDGE, bar_handles, bars, legend, line_handles, lines, log_y, new_figure
+from .style import variant_order
+
+PHASE_HATCHES = ("///", "..", "", "xx", "\\\\\\", "++", "oo", "||")
+OTHER_LOOK = ("white", "")  # the unattributed rest of the step: an outlined, empty segment
+STEP_MARK = {"marker": "_", "color": "black"}
+
+
+def breakdown(data: FigureData) -> Figure:
+    frame = phase_frame(data.require_records())
+    phases = phase_names(frame)
+    if phases == ["other"]:
+        raise Skip("no phase timings (metrics.phase_ms is empty in every record)")
+    named = phases[:-1]
+    # Light to mid greys: the dark hatch lines must stay visible on every shade.
+    shades = [str(round(g, 3)) for g in np.linspace(0.88, 0.45, len(named))]
+    look = {p: (shades[i], PHASE_HATCHES[i % len(PHASE_HATCHES)]) for i, p in enumerate(named)}
+    look["other"] = OTHER_LOOK
+    groups = list(panels(frame, COMPARISON_KEYS))
+    fig, axes = new_figure(
+        "Per-step time breakdown", len(groups),
+        subtitle="phases are host-side time in the profiled window (record_function ranges); "
+                 "other = median step time − phases, at least 0",
+    )
+    for (title, sub), (ax,) in zip(groups, axes):
+        sub = sub.set_index("variant").loc[variant_order(sub["variant"])]
+        bottom = 0.0
+        for phase in phases:
+            color, hatch = look[phase]
+            ax.bar(sub.index, sub[phase], bottom=bottom, color=color, hatch=hatch, edgecolor=EDGE,
+                   linewidth=0.6)
+            bottom = bottom + sub[phase]
+        # Phases come from the profiled window, the median from the timed steps: where profiling
+        # overhead makes the phases outgrow the step, this mark shows where the real step ends.
+        ax.scatter(sub.index, sub["step_ms_median"], s=900, linewidths=2.5, zorder=3, **STEP_MARK)
+        ax.set(title=title, xlabel="variant", ylabel="time per step (ms)")
+        ax.tick_params(axis="x", labelrotation=30)
+    handles = [Patch(facecolor=look[p][0], hatch=look[p][1], edgecolor=EDGE, label=p) for p in phases]
+    step = Line2D([], [], linestyle="", markersize=15, markeredgewidth=2.5, label="median step time", **STEP_MARK)
+    legend(fig, [*handles, step])
+    return fig
+
+
+def envelope(data: FigureData) -> Figure:
+    frame = envelope_frame(data.require_records())
+    if frame.empty:
+        raise Skip("no records with variant_info.envelope")
+    frame = frame[frame["live_mean"] > 0]
+    if frame.empty:
+        raise Skip("every envelope hop has live_mean 0")
+    frame = frame.assign(ratio=frame["provisioned"] / frame["live_mean"])
+    groups = list(panels(frame, COMPARISON_KEYS))
+    fig, axes = new_figure("Execution-envelope tightness", len(groups),
+                           subtitle="buffer capacity per hop / mean live size (1 = no padding)")
+    for (title, sub), (ax,) in zip(groups, axes):
+        bars(ax, sub, "hop", "ratio", data.styles)
+        log_y(ax)
+        ax.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        ax.set(title=title, xlabel="hop", ylabel="provisioned / live (×, log)")
+    legend(fig, bar_handles(data.styles, variant_order(frame["variant"])))
+    return fig
+
+
+def loss(data: FigureData) -> Figure:
+    frame = loss_frame(data.require_records())
+    if frame.empty:
+        raise Skip("no losses recorded")
+    groups = list(panels(frame, COMPARISON_KEYS))
+    fig, axes = new_figure("Training loss per step", len(groups),
+                           subtitle="same seeds and samples in every variant: the curves should coincide")
+    for (title, sub), (ax,) in zip(groups, axes):
+        lines(ax, sub, "step", "loss", data.styles)
+        ax.set(title=title, xlabel="training step", ylabel="loss (cross-entropy)")
+    legend(fig, line_handles(data.styles, variant_order(frame["variant"])))
+    return fig

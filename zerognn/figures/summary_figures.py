@@ -1,0 +1,134 @@
+"""Figures drawn from the summary table: speedup, GPU execution fraction, peak memory, batch-size
+sweep and multi-GPU scaling."""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from ..records.summary import BASELINE
+from .data import COMPARISON_KEYS, FigureData, Skip, ideal_memory, panels
+from .draw import bar_handles, bars, legend, line_handles, lines, log2_batch_axis, log_y, new_figure
+from .style import variant_order
+
+# Bar figures put batch sizes on the x axis of each panel.
+BAR_PANEL_KEYS = ["dataset", "model", "fanouts", "gpus"]
+SCALING_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts"]
+WORST_CASE = "zerognn-worstcase"
+GIB = 2**30
+BATCH_LABEL = "batch size (seeds per GPU)"
+
+
+def speedup(data: FigureData) -> Figure:
+    if not (data.summary["variant"] == BASELINE).any():
+        raise Skip(f"no {BASELINE} runs to compare against")
+    df = data.summary.dropna(subset=["speedup_vs_host_mediated"])
+    groups = list(panels(df, BAR_PANEL_KEYS))
+    fig, axes = new_figure("Speedup over host-mediated", len(groups),
+                           subtitle="host-mediated's median step time / the variant's (higher is better)")
+    for (title, sub), (ax,) in zip(groups, axes):
+        bars(ax, sub, "batch_size", "speedup_vs_host_mediated", data.styles)
+        ax.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="speedup (×)")
+    legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
+    return fig
+
+
+def gpu_exec_fraction(data: FigureData) -> Figure:
+    df = data.summary.dropna(subset=["gpu_exec_fraction"])
+    if df.empty:
+        raise Skip("no GPU runs (gpu_exec_fraction is empty)")
+    df = df.assign(gpu_busy_pct=100.0 * df["gpu_exec_fraction"])
+    groups = list(panels(df, BAR_PANEL_KEYS))
+    fig, axes = new_figure("GPU execution fraction", len(groups),
+                           subtitle="time the GPU runs kernels, copies or memsets / wall time of the window")
+    for (title, sub), (ax,) in zip(groups, axes):
+        bars(ax, sub, "batch_size", "gpu_busy_pct", data.styles)
+        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="GPU busy (% of wall time)", ylim=(0, 105))
+    legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
+    return fig
+
+
+def memory(data: FigureData) -> Figure:
+    df = data.summary.dropna(subset=["peak_mem_bytes"])
+    if df.empty:
+        raise Skip("no device memory measured (peak_mem_bytes is empty)")
+    ideal = _ideal_peak(df, ideal_memory(data.records))
+    if ideal.isna().all():
+        raise Skip(f"no ideal to compare against (no {BASELINE} runs and no variant_info.ideal_peak_mem_bytes)")
+    df = df.assign(peak_gib=df["peak_mem_bytes"].astype(float) / GIB)
+    groups = list(panels(df, BAR_PANEL_KEYS))
+    fig, axes = new_figure(
+        "Peak device memory", len(groups),
+        subtitle=f"ideal: exact-size allocation ({BASELINE}'s peak, else the runs' estimate); "
+                 f"{WORST_CASE}: worst-case envelope",
+    )
+    for (title, sub), (ax,) in zip(groups, axes):
+        order = bars(ax, sub, "batch_size", "peak_gib", data.styles)
+        for i, batch in enumerate(order):
+            key = tuple(sub.loc[sub["batch_size"] == batch, COMPARISON_KEYS].iloc[0])
+            if pd.notna(ideal.get(key)):
+                ax.hlines(ideal[key] / GIB, i - 0.45, i + 0.45, color="black", linewidth=2.0)
+        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="peak memory (GiB)")
+    ideal_handle = Line2D([], [], color="black", linewidth=2.0, label="ideal (exact sizes)")
+    legend(fig, [*bar_handles(data.styles, variant_order(df["variant"])), ideal_handle])
+    return fig
+
+
+def _ideal_peak(df: pd.DataFrame, estimates: dict[str, int]) -> pd.Series:
+    """Ideal peak bytes per comparison group: host-mediated's measured peak, else a run's estimate."""
+    measured = df[df["variant"] == BASELINE].set_index(COMPARISON_KEYS)["peak_mem_bytes"].astype(float)
+    estimated = df.assign(estimate=df["run_id"].map(estimates)).groupby(COMPARISON_KEYS)["estimate"].max()
+    return measured.combine_first(estimated.astype(float))
+
+
+def batch_sweep(data: FigureData) -> Figure:
+    groups = [(t, s) for t, s in panels(data.summary, BAR_PANEL_KEYS) if s["batch_size"].nunique() >= 2]
+    if not groups:
+        found = ", ".join(str(b) for b in sorted(data.summary["batch_size"].unique()))
+        raise Skip(f"needs runs at 2 or more batch sizes of one dataset (found B={found})")
+    fig, axes = new_figure("Batch-size sweep", len(groups), metrics=2)
+    variants = set()
+    for (title, sub), (ax_time, ax_rate) in zip(groups, axes):
+        variants.update(sub["variant"])
+        lines(ax_time, sub, "batch_size", "step_ms_median", data.styles)
+        log_y(ax_time)
+        ax_time.set(title=title, xlabel=BATCH_LABEL, ylabel="median step time (ms, log)")
+        lines(ax_rate, sub, "batch_size", "seeds_per_s", data.styles)
+        ax_rate.set(xlabel=BATCH_LABEL, ylabel="throughput (seeds/s)")
+        for ax in (ax_time, ax_rate):
+            log2_batch_axis(ax, sub["batch_size"])
+    legend(fig, line_handles(data.styles, variant_order(variants)))
+    return fig
+
+
+def scaling(data: FigureData) -> Figure:
+    groups = [(t, s) for t, s in panels(data.summary, SCALING_PANEL_KEYS) if s["gpus"].nunique() >= 2]
+    if not groups:
+        found = ", ".join(str(g) for g in sorted(data.summary["gpus"].unique()))
+        raise Skip(f"needs runs at 2 or more GPU counts of one configuration (found {found})")
+    fig, axes = new_figure(
+        "Multi-GPU scaling", len(groups), metrics=2,
+        subtitle="weak scaling: fixed batch per GPU; efficiency = per-GPU throughput / the smallest run's",
+    )
+    variants = set()
+    for (title, sub), (ax_rate, ax_eff) in zip(groups, axes):
+        variants.update(sub["variant"])
+        sub = sub.assign(efficiency=_weak_scaling_efficiency(sub))
+        lines(ax_rate, sub, "gpus", "seeds_per_s", data.styles)
+        ax_rate.set(title=title, xlabel="GPUs", ylabel="throughput (seeds/s)")
+        lines(ax_eff, sub, "gpus", "efficiency", data.styles)
+        ax_eff.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        ax_eff.set(xlabel="GPUs", ylabel="weak-scaling efficiency")
+        ax_eff.set_ylim(bottom=0)
+        for ax in (ax_rate, ax_eff):
+            ax.set_xticks(sorted(sub["gpus"].unique()))
+    legend(fig, line_handles(data.styles, variant_order(variants)))
+    return fig
+
+
+def _weak_scaling_efficiency(df: pd.DataFrame) -> pd.Series:
+    per_gpu = df["seeds_per_s"] / df["gpus"]
+    smallest = df.loc[df.groupby("variant")["gpus"].idxmin()].set_index("variant")
+    return per_gpu / df["variant"].map(smallest["seeds_per_s"] / smallest["gpus"])

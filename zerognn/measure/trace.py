@@ -1,0 +1,231 @@
+"""Profile one steady-state window with torch.profiler and analyse its Chrome trace.
+
+The training loop marks the window, each step and each phase with ``record_function`` ranges (names
+below). From the exported trace we compute the GPU execution fraction (union of GPU activity over the
+window's wall time), host synchronisations and host launches per step (runtime/driver API calls that
+start inside a step range, on any host thread), and host-side time per phase.
+
+Event categories are the ones kineto writes (libkineto ``ActivityType`` names, as in
+``torch/profiler/_chrome_trace_export.py``): GPU work is ``kernel`` (also kernels replayed from a CUDA
+Graph and CDP child kernels), ``gpu_memcpy`` and ``gpu_memset``; API calls are ``cuda_runtime`` and
+``cuda_driver``; ``record_function`` ranges are ``user_annotation``. Kineto also copies each range onto
+the GPU timeline as ``gpu_user_annotation``, which is ignored here.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import torch
+
+from ..atomic import atomic_path
+from ..errors import ZeroGNNError
+
+WINDOW = "zerognn/window"
+WINDOW_SYNC = "zerognn/window_sync"
+STEP = "zerognn/step"
+PHASE_PREFIX = "zerognn/phase/"
+
+ANNOTATION_CATEGORY = "user_annotation"
+GPU_ACTIVITY_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+API_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})
+
+# API calls that block the host thread until the GPU has caught up. Polls (cudaStreamQuery,
+# cudaEventQuery) and ...Async copies return at once, so they are not syncs. Names are compared after
+# dropping CUPTI's version and per-thread-stream suffixes (cuMemcpyDtoH_v2, cudaMemcpy_ptds).
+HOST_SYNC_CALLS = frozenset({
+    "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+    "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize",
+})
+# Blocking copies: every cudaMemcpy* / cuMemcpyDtoH* / cuMemcpyHtoD* whose name lacks "Async".
+HOST_SYNC_COPY_PREFIXES = ("cudaMemcpy", "cuMemcpyDtoH", "cuMemcpyHtoD")
+
+# API calls that enqueue GPU work: kernel launches (runtime and driver), whole-graph launches (one
+# call replays a captured CUDA Graph) and copies/memsets, blocking or not.
+HOST_LAUNCH_CALLS = frozenset({
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
+    "cudaLaunchCooperativeKernelMultiDevice", "cuLaunchKernel", "cuLaunchKernelEx",
+    "cuLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch",
+})
+HOST_LAUNCH_PREFIXES = ("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")
+
+_API_SUFFIX = re.compile(r"(_v\d+|_ptsz|_ptds)+$")
+
+
+@dataclass(frozen=True)
+class TraceMetrics:
+    """What one profiled window says; ``None`` where the trace holds no events of the needed kind."""
+
+    n_steps: int
+    window_us: float
+    window_ms: float
+    gpu_busy_ms_per_step: float | None
+    gpu_exec_fraction: float | None
+    host_syncs_per_step: float | None
+    host_launches_per_step: float | None
+    phase_ms: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def api_name(name: str) -> str:
+    """A runtime/driver API name without CUPTI's ``_v2``/``_ptsz``/``_ptds`` suffixes."""
+    return _API_SUFFIX.sub("", name)
+
+
+def is_host_sync(name: str) -> bool:
+    name = api_name(name)
+    return name in HOST_SYNC_CALLS or (name.startswith(HOST_SYNC_COPY_PREFIXES) and "Async" not in name)
+
+
+def is_host_launch(name: str) -> bool:
+    name = api_name(name)
+    return name in HOST_LAUNCH_CALLS or name.startswith(HOST_LAUNCH_PREFIXES)
+
+
+def load_chrome_trace(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a Chrome trace written by ``export_chrome_trace``, plain or gzipped."""
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            gzipped = f.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rt") if gzipped else path.open()) as f:
+            trace = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ZeroGNNError(
+            f"cannot read profiler trace {path}: {e}. Re-run the profiled run to write it again."
+        ) from e
+    # The Chrome trace format also allows a bare array of events.
+    return {"traceEvents": trace} if isinstance(trace, list) else trace
+
+
+def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int) -> TraceMetrics:
+    """Compute :class:`TraceMetrics` from a trace (dict or file) of a window of ``n_steps`` steps."""
+    if n_steps < 1:
+        raise ZeroGNNError(f"n_steps must be at least 1 to analyse a trace, got {n_steps}.")
+    if not isinstance(trace, dict):
+        trace = load_chrome_trace(trace)
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    annotations = [e for e in events if e.get("cat") == ANNOTATION_CATEGORY]
+
+    start, end = _window(annotations)
+    steps = sorted(_interval(e) for e in annotations if e["name"] == STEP and start <= _start(e) < end)
+    if len(steps) != n_steps:
+        raise ZeroGNNError(
+            f"the trace's {WINDOW} range holds {len(steps)} '{STEP}' ranges but n_steps={n_steps}; "
+            f"wrap each step in record_function('{STEP}') (profile_window does) and pass the same count."
+        )
+
+    gpu = [_interval(e) for e in events if e.get("cat") in GPU_ACTIVITY_CATEGORIES]
+    api = [e for e in events if e.get("cat") in API_CATEGORIES and _inside(_start(e), steps)]
+    has_api = any(e.get("cat") in API_CATEGORIES for e in events)
+    window_us = end - start
+    busy_us = _union_length(gpu, start, end) if gpu else None
+
+    phase_us: dict[str, float] = {}
+    for e in annotations:
+        if e["name"].startswith(PHASE_PREFIX) and start <= _start(e) < end:
+            phase = e["name"][len(PHASE_PREFIX):]
+            phase_us[phase] = phase_us.get(phase, 0.0) + float(e.get("dur", 0.0))
+
+    return TraceMetrics(
+        n_steps=n_steps,
+        window_us=window_us,
+        window_ms=window_us / 1e3,
+        gpu_busy_ms_per_step=None if busy_us is None else busy_us / 1e3 / n_steps,
+        gpu_exec_fraction=None if busy_us is None else (busy_us / window_us if window_us > 0 else 0.0),
+        host_syncs_per_step=sum(is_host_sync(e["name"]) for e in api) / n_steps if has_api else None,
+        host_launches_per_step=sum(is_host_launch(e["name"]) for e in api) / n_steps if has_api else None,
+        phase_ms={name: us / 1e3 / n_steps for name, us in sorted(phase_us.items())},
+    )
+
+
+def profile_window(
+    step_fn: Callable[[int], object],
+    n_steps: int,
+    device: torch.device | str,
+    trace_path: str | os.PathLike | None = None,
+) -> TraceMetrics:
+    """Run ``step_fn(i)`` for i in 0..n_steps-1 under torch.profiler and analyse the trace.
+
+    Each call is wrapped in a ``zerognn/step`` range inside one ``zerognn/window`` range; on CUDA the
+    window ends with a device synchronise (its own ``zerognn/window_sync`` range) so queued GPU work is
+    inside the window. With ``trace_path`` the trace is also kept there as gzipped JSON.
+    """
+    cuda = torch.device(device).type == "cuda"
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if cuda:
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+        # Work queued before the window (warm-up) must not run inside it and inflate the GPU fraction.
+        torch.cuda.synchronize(device)
+    with tempfile.TemporaryDirectory(prefix="zerognn-trace-") as tmp:
+        raw = Path(tmp) / "trace.json"
+        with torch.profiler.profile(activities=activities) as prof:
+            with torch.profiler.record_function(WINDOW):
+                for i in range(n_steps):
+                    with torch.profiler.record_function(STEP):
+                        step_fn(i)
+                with torch.profiler.record_function(WINDOW_SYNC):
+                    if cuda:
+                        torch.cuda.synchronize(device)
+        prof.export_chrome_trace(str(raw))
+        if trace_path is not None:
+            with atomic_path(trace_path) as out, raw.open("rb") as src, gzip.open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        return analyze_chrome_trace(raw, n_steps)
+
+
+def _start(event: dict[str, Any]) -> float:
+    return float(event["ts"])
+
+
+def _interval(event: dict[str, Any]) -> tuple[float, float]:
+    start = _start(event)
+    return start, start + float(event.get("dur", 0.0))
+
+
+def _window(annotations: list[dict[str, Any]]) -> tuple[float, float]:
+    windows = [_interval(e) for e in annotations if e["name"] == WINDOW]
+    if len(windows) != 1:
+        raise ZeroGNNError(
+            f"expected exactly one '{WINDOW}' range in the trace, found {len(windows)}; record the "
+            f"window with profile_window (or one record_function('{WINDOW}') around the steps)."
+        )
+    start, end = windows[0]
+    for sync_start, sync_end in (_interval(e) for e in annotations if e["name"] == WINDOW_SYNC):
+        if start <= sync_start:
+            end = max(end, sync_end)
+    return start, end
+
+
+def _inside(t: float, ranges: list[tuple[float, float]]) -> bool:
+    """Whether ``t`` falls in one of the sorted, disjoint ``ranges`` (half-open)."""
+    i = bisect.bisect_right(ranges, (t, float("inf"))) - 1
+    return i >= 0 and ranges[i][0] <= t < ranges[i][1]
+
+
+def _union_length(intervals: Iterable[tuple[float, float]], lo: float, hi: float) -> float:
+    """Length of the union of ``intervals`` clipped to [lo, hi]."""
+    total, cur_start, cur_end = 0.0, None, None
+    for s, e in sorted((max(s, lo), min(e, hi)) for s, e in intervals):
+        if e <= s:
+            continue
+        if cur_end is None or s > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = s, e
+        else:
+            cur_end = max(cur_end, e)
+    if cur_end is not None:
+        total += cur_end - cur_start
+    return total

@@ -1,0 +1,17 @@
+"""Run records (one validated JSON object per run) and the summary table built from them."""
+
+from .schema import (
+    SCHEMA_VERSION,
+    iter_records,
+    make_run_id,
+    percentiles,
+    read_record,
+    validate_record,
+    write_record,
+)
+from .summary import SUMMARY_COLUMNS, read_summary, summarize, summary_row
+
+__all__ = [
+    "SCHEMA_VERSION", "SUMMARY_COLUMNS", "iter_records", "make_run_id", "percentiles", "read_record",
+    "read_summary", "summarize", "summary_row", "validate_record", "write_record",
+]

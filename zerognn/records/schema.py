@@ -1,0 +1,237 @@
+"""The run record: one JSON object per run, its validator, and reading/writing it.
+
+``docs/records.md`` is the human description of the same schema (for tools outside this package that
+write records); the field tables below are the machine one. Unknown extra fields are allowed so that
+a newer writer does not break an older reader; every field listed here is required.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..atomic import write_json
+from ..errors import ZeroGNNError
+
+SCHEMA_VERSION = 1
+DOC = "docs/records.md"
+
+# A checker is called with (value, field path) and raises _Invalid when the value does not fit.
+Check = Callable[[Any, str], None]
+
+
+class _Invalid(Exception):
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"field '{field}' {problem}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+
+
+def _fail(field: str, expected: str, value: Any) -> None:
+    raise _Invalid(field, f"must be {expected}, got {json.dumps(value, default=repr)[:60]}")
+
+
+def integer(minimum: int | None = None) -> Check:
+    def check(v: Any, field: str) -> None:
+        if not _is_int(v) or (minimum is not None and v < minimum):
+            _fail(field, "an integer" + (f" >= {minimum}" if minimum is not None else ""), v)
+    return check
+
+
+def number(low: float = -math.inf, high: float = math.inf, low_open: bool = False) -> Check:
+    bounds = "" if (low, high) == (-math.inf, math.inf) else (
+        f" in {'(' if low_open else '['}{low:g}, {high:g}{']' if high < math.inf else ')'}")
+
+    def check(v: Any, field: str) -> None:
+        if not (_is_number(v) and (v > low if low_open else v >= low) and v <= high):
+            _fail(field, "a finite number" + bounds, v)
+    return check
+
+
+def string(pattern: str | None = None, choices: Sequence[str] | None = None) -> Check:
+    def check(v: Any, field: str) -> None:
+        if not isinstance(v, str) or not v:
+            _fail(field, "a non-empty string", v)
+        if choices is not None and v not in choices:
+            _fail(field, f"one of {', '.join(repr(c) for c in choices)}", v)
+        if pattern is not None and not re.fullmatch(pattern, v):
+            _fail(field, f"a string matching {pattern}", v)
+    return check
+
+
+def nullable(check: Check) -> Check:
+    def wrapped(v: Any, field: str) -> None:
+        if v is not None:
+            check(v, field)
+    return wrapped
+
+
+def scalar(v: Any, field: str) -> None:
+    if not (v is None or isinstance(v, (str, bool)) or _is_number(v)):
+        _fail(field, "a string, number or null", v)
+
+
+def obj(fields: dict[str, Check]) -> Check:
+    """A JSON object that has every one of ``fields`` (extra keys are allowed)."""
+    def check(v: Any, field: str) -> None:
+        if not isinstance(v, dict):
+            _fail(field or "record", "a JSON object", v)
+        for key, sub in fields.items():
+            path = f"{field}.{key}" if field else key
+            if key not in v:
+                raise _Invalid(path, "is missing")
+            sub(v[key], path)
+    return check
+
+
+def list_of(item: Check, min_len: int = 0) -> Check:
+    def check(v: Any, field: str) -> None:
+        if not isinstance(v, list) or len(v) < min_len:
+            _fail(field, f"a list of at least {min_len} item(s)", v)
+        for i, x in enumerate(v):
+            item(x, f"{field}[{i}]")
+    return check
+
+
+def map_of(value: Check) -> Check:
+    def check(v: Any, field: str) -> None:
+        if not isinstance(v, dict):
+            _fail(field, "a JSON object", v)
+        for k, x in v.items():
+            value(x, f"{field}.{k}")
+    return check
+
+
+# Names end up in run ids and file names: no separators, no spaces, no "__".
+NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
+NAME = string(pattern=NAME_PATTERN)
+
+CONFIG = obj({
+    "dataset": NAME, "model": NAME, "variant": NAME,
+    "batch_size": integer(1), "fanouts": list_of(integer(1), 1),
+    "hidden": integer(1), "lr": number(0, low_open=True), "seed": integer(),
+    "warmup_steps": integer(0), "measure_steps": integer(1), "profile_steps": integer(0),
+    "gpus": integer(1), "device": string(choices=("cpu", "cuda")), "dtype": string(),
+})
+DATASET = obj({
+    "name": string(), "source": string(), "num_nodes": integer(0), "num_edges": integer(0),
+    "num_features": integer(0), "num_classes": integer(0), "scale": scalar,
+})
+METRICS = obj({
+    "steps_per_epoch": integer(1), "step_ms": list_of(number(0), 1),
+    "step_ms_median": number(0), "step_ms_p10": number(0), "step_ms_p90": number(0),
+    "epoch_s": number(0), "seeds_per_s": number(0),
+    "gpu_exec_fraction": nullable(number(0, 1)), "host_syncs_per_step": nullable(number(0)),
+    "host_launches_per_step": nullable(number(0)), "peak_mem_bytes": nullable(integer(0)),
+    "phase_ms": map_of(number(0)), "window_ms": nullable(number(0)),
+})
+ACCURACY = obj({"val": nullable(number(0, 1)), "test": nullable(number(0, 1)), "eval_nodes": integer(0)})
+ENVELOPE = obj({"hops": list_of(
+    obj({"hop": integer(1), "provisioned": integer(0), "live_max": integer(0), "live_mean": number(0)}), 1)})
+# variant_info is free-form; these keys are checked when present because the figures read them.
+VARIANT_INFO_KNOWN = {
+    "envelope": ENVELOPE,
+    "overflow_count": integer(0),
+    "ideal_peak_mem_bytes": nullable(integer(0)),
+}
+# environment is collect_environment()'s output; the summary reads these two keys.
+ENVIRONMENT = obj({"git_commit": nullable(string()), "gpu_name": nullable(string())})
+RECORD = obj({
+    "schema_version": integer(1), "run_id": string(), "config": CONFIG, "dataset": DATASET,
+    "metrics": METRICS, "losses": list_of(nullable(number())), "accuracy": ACCURACY,
+    "variant_info": obj({}), "environment": ENVIRONMENT,
+})
+
+
+def make_run_id(dataset: str, model: str, variant: str, batch_size: int, fanouts: Sequence[int],
+                gpus: int) -> str:
+    """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``; names may not contain '__'."""
+    for field, value in (("dataset", dataset), ("model", model), ("variant", variant)):
+        if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
+            raise ZeroGNNError(f"{field} name {value!r} may use only letters, digits, '.', '_', '+' and "
+                               f"'-' and no '__', because it becomes part of run ids and file names; rename it.")
+    return f"{dataset}__{model}__{variant}__b{batch_size}__f{'-'.join(str(f) for f in fanouts)}__g{gpus}"
+
+
+def percentiles(step_ms: Sequence[float]) -> tuple[float, float, float]:
+    """(median, p10, p90) of step times, numpy's default linear interpolation."""
+    if len(step_ms) == 0:
+        raise ZeroGNNError("no measured step times; set measure_steps to at least 1.")
+    median, p10, p90 = np.percentile(np.asarray(step_ms, dtype=float), [50, 10, 90])
+    return float(median), float(p10), float(p90)
+
+
+def validate_record(record: Any, source: str | os.PathLike | None = None) -> None:
+    """Raise ZeroGNNError naming ``source``, the field and the fix if ``record`` is not a valid record."""
+    try:
+        RECORD(record, "")
+        if record["schema_version"] != SCHEMA_VERSION:
+            raise _Invalid("schema_version", f"is {record['schema_version']}, this version reads {SCHEMA_VERSION}")
+        for key, check in VARIANT_INFO_KNOWN.items():
+            if key in record["variant_info"]:
+                check(record["variant_info"][key], f"variant_info.{key}")
+        _check_consistency(record)
+    except _Invalid as e:
+        where = f"{source}: " if source is not None else ""
+        raise ZeroGNNError(
+            f"{where}invalid run record: {e}. Fix the code that wrote it to follow {DOC} (or delete the "
+            f"file and re-run that run)."
+        ) from None
+
+
+def write_record(path: str | os.PathLike, record: dict[str, Any]) -> None:
+    """Validate ``record`` and write it atomically as JSON."""
+    validate_record(record, source=path)
+    write_json(path, record)
+
+
+def read_record(path: str | os.PathLike) -> dict[str, Any]:
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise ZeroGNNError(f"{path}: cannot read run record: {e}. Delete the file and re-run that run.") from e
+    validate_record(record, source=path)
+    return record
+
+
+def record_paths(runs_dir: str | os.PathLike) -> list[Path]:
+    """The record files under ``runs_dir`` (``*.json`` at any depth, hidden files skipped)."""
+    runs_dir = Path(runs_dir)
+    if not runs_dir.is_dir():
+        raise ZeroGNNError(f"runs directory {runs_dir} does not exist; run the pipeline first (snakemake).")
+    return sorted(p for p in runs_dir.rglob("*.json") if not p.name.startswith("."))
+
+
+def iter_records(runs_dir: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """Yield every record under ``runs_dir``; a bad file or a repeated run_id raises, naming the files."""
+    seen: dict[str, Path] = {}
+    for path in record_paths(runs_dir):
+        record = read_record(path)
+        first = seen.setdefault(record["run_id"], path)
+        if first != path:
+            raise ZeroGNNError(
+                f"run_id {record['run_id']!r} appears in both {first} and {path}; each run must be recorded "
+                f"once. Delete the stale file."
+            )
+        yield record
+
+
+def _check_consistency(record: dict[str, Any]) -> None:
+    c, m = record["config"], record["metrics"]
+    expected = make_run_id(c["dataset"], c["model"], c["variant"], c["batch_size"], c["fanouts"], c["gpus"])
+    if record["run_id"] != expected:
+        raise _Invalid("run_id", f"is {record['run_id']!r} but the config gives {expected!r}")
+    if not m["step_ms_p10"] <= m["step_ms_median"] <= m["step_ms_p90"]:
+        raise _Invalid("metrics.step_ms_median", "must lie between step_ms_p10 and step_ms_p90")
