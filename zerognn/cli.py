@@ -1,0 +1,171 @@
+"""The ``zerognn`` command line: the one entry point Snakemake rules (and users) call.
+
+Subcommands: ``dataset make|info``, ``run``, ``summarize``, ``figures``, ``variants``, ``env``.
+Errors caused by input are printed as one line naming the problem and the fix (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import ZeroGNNError
+
+
+def _cmd_dataset_make(args: argparse.Namespace) -> None:
+    from .datasets import make_dataset
+
+    ds = make_dataset(args.name, Path(args.out), scale=args.scale, seed=args.seed,
+                      device=None if args.device == "auto" else args.device, ogb_root=args.ogb_root)
+    print(f"{args.out}: {ds.name} with {ds.num_nodes:,} nodes, {ds.graph.num_edges:,} edges, "
+          f"{ds.num_features} features, {ds.num_classes} classes")
+
+
+def _cmd_dataset_info(args: argparse.Namespace) -> None:
+    from .datasets import load_dataset
+
+    ds = load_dataset(Path(args.dir), check=args.check)
+    print(json.dumps(ds.meta, indent=2))
+
+
+def _cmd_run(args: argparse.Namespace) -> None:
+    import torch
+
+    from .train import RunSpec, run
+
+    if args.threads is not None:
+        if args.threads < 1:
+            raise ZeroGNNError(f"--threads must be at least 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
+
+    spec = RunSpec(
+        dataset=args.dataset, model=args.model, variant=args.variant, batch_size=args.batch_size,
+        fanouts=args.fanouts, hidden=args.hidden, lr=args.lr, seed=args.seed,
+        warmup_steps=args.warmup_steps, measure_steps=args.measure_steps, profile_steps=args.profile_steps,
+        eval_nodes=args.eval_nodes, gpus=args.gpus, device=args.device, variant_modules=args.variant_module,
+    )
+    run(spec, args.dataset_dir, args.out, trace_path=args.trace)
+
+
+def _cmd_summarize(args: argparse.Namespace) -> None:
+    from .records.summary import summarize
+
+    df = summarize(Path(args.runs), Path(args.out))
+    print(f"{args.out}: {len(df)} runs")
+
+
+def _cmd_figures(args: argparse.Namespace) -> None:
+    from .figures import render_all
+
+    from .atomic import write_text
+
+    written = render_all(Path(args.summary), Path(args.runs), Path(args.out))
+    listing = "".join(f"{path}\n" for path in written)
+    print(listing, end="")
+    if args.manifest:
+        write_text(args.manifest, listing)
+
+
+def _cmd_variants(args: argparse.Namespace) -> None:
+    from .variants import all_variants, runnable_here
+
+    rows = [
+        {"name": name, "requires_cuda": cls.requires_cuda, "runnable_here": runnable_here(cls), "description": cls.description}
+        for name, cls in sorted(all_variants(args.variant_module).items())
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            where = "runnable here" if r["runnable_here"] else "needs a CUDA GPU"
+            print(f"{r['name']:<22} {where:<16} {r['description']}")
+
+
+def _cmd_env(args: argparse.Namespace) -> None:
+    import torch
+
+    from .measure.environment import collect_environment
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    print(json.dumps(collect_environment(device), indent=2))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="zerognn", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    ds = sub.add_parser("dataset", help="make or inspect datasets").add_subparsers(dest="dataset_command", required=True)
+    make = ds.add_parser("make", help="generate a synthetic stand-in or convert an OGB dataset")
+    make.add_argument("name", help="tiny, arxiv-like, products-like, papers100M-like, ogbn-arxiv, ogbn-products, ogbn-papers100M")
+    make.add_argument("--out", required=True, help="dataset directory to write (replaced atomically)")
+    make.add_argument("--scale", type=float, default=1.0, help="size multiplier for synthetic graphs (default 1.0)")
+    make.add_argument("--seed", type=int, default=0)
+    make.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where to generate (default: the GPU if present)")
+    make.add_argument("--ogb-root", default="data/ogb", help="where ogb keeps (or downloads) its raw files")
+    make.set_defaults(func=_cmd_dataset_make)
+    info = ds.add_parser("info", help="print a dataset directory's metadata")
+    info.add_argument("dir")
+    info.add_argument("--check", action="store_true", help="also validate the arrays (O(N+E))")
+    info.set_defaults(func=_cmd_dataset_info)
+
+    r = sub.add_parser("run", help="train one configuration and write its run record")
+    r.add_argument("--dataset", required=True)
+    r.add_argument("--dataset-dir", required=True)
+    r.add_argument("--model", default="sage", choices=["sage", "gcn", "gat"])
+    r.add_argument("--variant", default="torch-eager")
+    r.add_argument("--batch-size", type=int, default=1024)
+    r.add_argument("--fanouts", default="15,10,5", help="per-hop fanouts, e.g. 15,10,5 (one layer per hop)")
+    r.add_argument("--hidden", type=int, default=256)
+    r.add_argument("--lr", type=float, default=3e-3)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--warmup-steps", type=int, default=5)
+    r.add_argument("--measure-steps", type=int, default=20)
+    r.add_argument("--profile-steps", type=int, default=5)
+    r.add_argument("--eval-nodes", type=int, default=2048, help="val/test nodes used for accuracy (0 skips it)")
+    r.add_argument("--gpus", type=int, default=1)
+    r.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    r.add_argument("--variant-module", action="append", default=[], help="out-of-package variant: a .py file or module (repeatable)")
+    r.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch (default: PyTorch's choice)")
+    r.add_argument("--trace", default=None, help="also keep the profiler trace here (.json.gz)")
+    r.add_argument("--out", required=True, help="run record path (JSON, written atomically)")
+    r.set_defaults(func=_cmd_run)
+
+    s = sub.add_parser("summarize", help="write the summary table (one row per run record)")
+    s.add_argument("--runs", default="results/runs")
+    s.add_argument("--out", default="results/summary.csv")
+    s.set_defaults(func=_cmd_summarize)
+
+    f = sub.add_parser("figures", help="render every figure the records support (PNG and PDF)")
+    f.add_argument("--summary", default="results/summary.csv")
+    f.add_argument("--runs", default="results/runs")
+    f.add_argument("--out", default="figures")
+    f.add_argument("--manifest", default=None, help="also list the written files in this file")
+    f.set_defaults(func=_cmd_figures)
+
+    v = sub.add_parser("variants", help="list registered execution variants")
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--variant-module", action="append", default=[])
+    v.set_defaults(func=_cmd_variants)
+
+    e = sub.add_parser("env", help="print the environment a run record would store")
+    e.set_defaults(func=_cmd_env)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
+    try:
+        args.func(args)
+    except ZeroGNNError as exc:
+        print(f"zerognn: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""The measured run: warm-up, timed steady state, a profiled window, evaluation, one run record.
+
+Phases, in order, all on the same variant instance and one continuing sequence of global steps:
+
+1. ``warmup_steps`` steps (compilation, capture, allocator warm-up) — not measured;
+2. ``measure_steps`` steps timed one by one (CUDA events on a GPU, a host clock on the CPU), with the
+   device's peak memory tracked;
+3. ``profile_steps`` steps under torch.profiler, from whose trace come the GPU execution fraction,
+   host syncs and launches per step and the per-phase breakdown (kept apart from 2 so the profiler's
+   overhead never reaches the step times).
+
+Losses are read back only at the end, so the loop itself adds no host synchronisation per step.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from ..datasets.store import Dataset, load_dataset
+from ..errors import ZeroGNNError
+from ..measure.environment import collect_environment
+from ..measure.trace import profile_window
+from ..models import build_model
+from ..records.schema import SCHEMA_VERSION, make_run_id, percentiles, write_record
+from ..sampling import steps_per_epoch
+from ..variants import VariantContext, get_variant
+from .evaluate import accuracy
+from .spec import RunSpec
+
+Progress = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _timed_steps(run_step: Callable[[int], None], first: int, count: int, device: torch.device) -> list[float]:
+    """Run ``count`` steps from global step ``first``; return each step's time in ms."""
+    if device.type == "cuda":
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(count)]
+        for i, (start, end) in enumerate(events):
+            start.record()
+            run_step(first + i)
+            end.record()
+        torch.cuda.synchronize()
+        return [start.elapsed_time(end) for start, end in events]
+    times = []
+    for i in range(count):
+        t0 = time.perf_counter()
+        run_step(first + i)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def _check_fits(spec: RunSpec, ds: Dataset) -> None:
+    if ds.graph.num_nodes >= 2**31:
+        # The kernels and the sampler's multiply-shift draw assume int32 node ids and degrees.
+        raise ZeroGNNError(f"{ds.name} has {ds.graph.num_nodes} nodes; node ids must fit int32 (< 2^31)")
+    if spec.batch_size > ds.train_idx.numel():
+        raise ZeroGNNError(
+            f"batch size {spec.batch_size} exceeds {ds.name}'s {ds.train_idx.numel()} train nodes; "
+            f"use a smaller batch size or a larger scale"
+        )
+
+
+def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: Progress = _stderr,
+        trace_path: str | Path | None = None) -> dict:
+    """Run one configuration and write its record to ``out_path`` (atomically). Returns the record."""
+    variant_cls = get_variant(spec.variant, spec.variant_modules)
+    device = spec.resolve_device()
+    if variant_cls.requires_cuda and device.type != "cuda":
+        raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; run it on a GPU machine")
+    run_id = make_run_id(spec.dataset, spec.model, spec.variant, spec.batch_size, spec.fanouts, spec.gpus)
+
+    host_ds = load_dataset(Path(dataset_dir))
+    if host_ds.name != spec.dataset:
+        raise ZeroGNNError(f"{dataset_dir} holds dataset {host_ds.name!r}, not {spec.dataset!r}; point --dataset-dir at the right directory")
+    _check_fits(spec, host_ds)
+    progress(f"[{run_id}] loading {host_ds.name} ({host_ds.num_nodes:,} nodes, {host_ds.graph.num_edges:,} edges) onto {device}")
+    ds = host_ds.to(device) if device.type == "cuda" else host_ds
+    spe = steps_per_epoch(ds.train_idx.numel(), spec.batch_size)
+
+    model = build_model(spec.model, ds.num_features, spec.hidden, ds.num_classes, len(spec.fanouts), spec.seed).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=spec.lr, capturable=device.type == "cuda")
+    loss_log = torch.zeros(spec.total_steps, dtype=torch.float32, device=device)
+    ctx = VariantContext(ds, model, optimizer, spec.model, spec.fanouts, spec.batch_size, spec.seed, device, loss_log)
+
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        resident = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+    variant = variant_cls(ctx)
+    variant.setup()
+
+    def run_step(g: int) -> None:
+        epoch, step = divmod(g, spe)
+        variant.step(epoch, step, g)
+
+    progress(f"[{run_id}] warm-up: {spec.warmup_steps} steps")
+    for g in range(spec.warmup_steps):
+        run_step(g)
+    progress(f"[{run_id}] measuring {spec.measure_steps} steps")
+    step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
+    peak = None
+    if device.type == "cuda":
+        peak = torch.cuda.max_memory_allocated() - resident
+    median, p10, p90 = percentiles(step_ms)
+    progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
+
+    trace_metrics = None
+    if spec.profile_steps:
+        progress(f"[{run_id}] profiling {spec.profile_steps} steps")
+        first = spec.warmup_steps + spec.measure_steps
+        trace_metrics = profile_window(lambda i: run_step(first + i), spec.profile_steps, device, trace_path)
+
+    losses = loss_log.tolist()
+    if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
+        raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")
+    eval_nodes = spec.eval_nodes
+    val = accuracy(model, ds, ds.val_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
+    test = accuracy(model, ds, ds.test_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
+    progress(f"[{run_id}] final loss {sum(losses[-5:]) / len(losses[-5:]):.4f}, val acc {val}, test acc {test}")
+
+    tm = trace_metrics.to_dict() if trace_metrics is not None else {}
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run_id,
+        "config": spec.to_dict() | {"device": device.type},
+        "dataset": {
+            "name": ds.name,
+            "source": host_ds.meta.get("source"),
+            "num_nodes": ds.num_nodes,
+            "num_edges": ds.graph.num_edges,
+            "num_features": ds.num_features,
+            "num_classes": ds.num_classes,
+            "scale": host_ds.meta.get("scale"),
+        },
+        "metrics": {
+            "steps_per_epoch": spe,
+            "step_ms": step_ms,
+            "step_ms_median": median,
+            "step_ms_p10": p10,
+            "step_ms_p90": p90,
+            "epoch_s": median * spe / 1e3,
+            "seeds_per_s": spec.batch_size * spec.gpus / (median / 1e3),
+            "gpu_exec_fraction": tm.get("gpu_exec_fraction"),
+            "host_syncs_per_step": tm.get("host_syncs_per_step"),
+            "host_launches_per_step": tm.get("host_launches_per_step"),
+            "peak_mem_bytes": peak,
+            "phase_ms": tm.get("phase_ms", {}),
+            "window_ms": tm.get("window_ms"),
+        },
+        "losses": losses,
+        "accuracy": {"val": val, "test": test, "eval_nodes": eval_nodes},
+        "variant_info": variant.info(),
+        "environment": collect_environment(device),
+    }
+    write_record(out_path, record)
+    progress(f"[{run_id}] wrote {out_path}")
+    return record

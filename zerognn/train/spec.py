@@ -1,0 +1,79 @@
+"""``RunSpec``: one run's configuration, checked before any work starts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from ..errors import ZeroGNNError
+
+
+def parse_fanouts(text: str | list[int]) -> list[int]:
+    """'15,10,5' or '15-10-5' or [15, 10, 5] -> [15, 10, 5], each a positive int."""
+    if isinstance(text, str):
+        parts = text.replace("-", ",").split(",")
+        try:
+            values = [int(p) for p in parts if p.strip()]
+        except ValueError as exc:
+            raise ZeroGNNError(f"fanouts {text!r} must be comma-separated positive integers, e.g. 15,10,5") from exc
+    else:
+        values = [int(v) for v in text]
+    if not values or any(v <= 0 for v in values):
+        raise ZeroGNNError(f"fanouts {text!r} must be one or more positive integers, e.g. 15,10,5")
+    return values
+
+
+@dataclass
+class RunSpec:
+    dataset: str
+    model: str
+    variant: str
+    batch_size: int
+    fanouts: list[int]
+    hidden: int = 256
+    lr: float = 3e-3
+    seed: int = 0
+    warmup_steps: int = 5
+    measure_steps: int = 20
+    profile_steps: int = 5
+    eval_nodes: int = 2048
+    gpus: int = 1
+    device: str = "auto"
+    dtype: str = "float32"
+    variant_modules: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.fanouts = parse_fanouts(self.fanouts)
+        for name in ("batch_size", "hidden", "measure_steps", "gpus"):
+            if int(getattr(self, name)) <= 0:
+                raise ZeroGNNError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        for name in ("warmup_steps", "profile_steps", "eval_nodes", "seed"):
+            if int(getattr(self, name)) < 0:
+                raise ZeroGNNError(f"{name} must be a non-negative integer, got {getattr(self, name)}")
+        if not self.lr > 0:
+            raise ZeroGNNError(f"lr must be positive, got {self.lr}")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ZeroGNNError(f"device must be auto, cpu or cuda, got {self.device!r}")
+        if self.dtype != "float32":
+            raise ZeroGNNError(f"only float32 training is supported, got dtype {self.dtype!r}")
+        if self.gpus != 1:
+            raise ZeroGNNError(
+                f"gpus={self.gpus}: multi-GPU data-parallel runs are not implemented yet; use gpus=1"
+            )
+
+    @property
+    def total_steps(self) -> int:
+        return self.warmup_steps + self.measure_steps + self.profile_steps
+
+    def resolve_device(self) -> torch.device:
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ZeroGNNError("device 'cuda' was requested but PyTorch sees no CUDA GPU; use --device cpu or run on a GPU machine")
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("variant_modules")
+        return d

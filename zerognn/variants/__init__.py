@@ -1,0 +1,85 @@
+"""The variant registry: built-in variants, plus out-of-package ones named by module or file path.
+
+``register`` is the decorator a variant class uses; ``get_variant`` looks one up by name and
+``load_external`` imports a user's module (``pkg.module``) or file (``path/to/baseline.py``) so that
+its ``@register``-ed classes join the registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+import torch
+
+from ..errors import ZeroGNNError
+from .base import Variant, VariantContext, phase
+
+_REGISTRY: dict[str, type[Variant]] = {}
+_BUILTIN_MODULES = ("zerognn.variants.torch_eager",)
+_builtins_loaded = False
+
+
+def register(cls: type[Variant]) -> type[Variant]:
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ZeroGNNError(f"variant class {cls.__qualname__} needs a non-empty class attribute `name`")
+    existing = _REGISTRY.get(name)
+    if existing is not None and existing.__qualname__ != cls.__qualname__:
+        raise ZeroGNNError(f"two variants are named {name!r}: {existing.__module__} and {cls.__module__}; rename one")
+    _REGISTRY[name] = cls
+    return cls
+
+
+def _load_builtins() -> None:
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def load_external(spec: str) -> None:
+    """Import a variant module given as a file path (``*.py``) or a dotted module name."""
+    if spec.endswith(".py"):
+        path = Path(spec).resolve()
+        if not path.is_file():
+            raise ZeroGNNError(f"variant module file {spec} does not exist; fix the path in `variant_modules`")
+        name = f"zerognn_external_{path.stem}_{abs(hash(str(path)))}"
+        if name in sys.modules:
+            return
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        try:
+            importlib.import_module(spec)
+        except ModuleNotFoundError as exc:
+            raise ZeroGNNError(f"cannot import variant module {spec!r} ({exc}); install it or give a .py path") from exc
+
+
+def all_variants(external: list[str] | tuple[str, ...] = ()) -> dict[str, type[Variant]]:
+    _load_builtins()
+    for spec in external:
+        load_external(spec)
+    return dict(_REGISTRY)
+
+
+def get_variant(name: str, external: list[str] | tuple[str, ...] = ()) -> type[Variant]:
+    variants = all_variants(external)
+    if name not in variants:
+        raise ZeroGNNError(
+            f"unknown variant {name!r}; registered: {', '.join(sorted(variants))}. An out-of-package "
+            f"variant must be named in `variant_modules` (config) or --variant-module (CLI)."
+        )
+    return variants[name]
+
+
+def runnable_here(cls: type[Variant]) -> bool:
+    return not cls.requires_cuda or torch.cuda.is_available()
+
+
+__all__ = ["Variant", "VariantContext", "all_variants", "get_variant", "load_external", "phase", "register", "runnable_here"]

@@ -1,0 +1,63 @@
+"""The execution-variant interface: what every way of running the training step implements.
+
+A variant owns *control* — who reads sizes, who launches what, how buffers are provisioned — never the
+math: the model, optimizer, dataset and sampling semantics come in through ``VariantContext`` and are
+the same for all variants. The training loop calls ``setup()`` once, then ``step()`` for each global
+step; a step writes its loss into ``ctx.loss_log[global_step]`` on the device and must not read it back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator
+
+import torch
+from torch import nn
+
+from ..datasets.store import Dataset
+
+
+@dataclass
+class VariantContext:
+    """Everything a variant may use; identical across variants for the same run configuration."""
+
+    dataset: Dataset          # on ``device``
+    model: nn.Module          # on ``device``, identical initial parameters for every variant
+    optimizer: torch.optim.Optimizer
+    model_name: str
+    fanouts: list[int]
+    batch_size: int
+    seed: int
+    device: torch.device
+    loss_log: torch.Tensor    # float32 [total steps] on ``device``
+
+
+class Variant(ABC):
+    """One execution strategy for the training step. Subclasses register with ``@register``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    requires_cuda: ClassVar[bool] = False
+
+    def __init__(self, ctx: VariantContext):
+        self.ctx = ctx
+
+    def setup(self) -> None:
+        """One-time preparation before the first step (calibration, compilation, graph capture)."""
+
+    @abstractmethod
+    def step(self, epoch: int, step: int, global_step: int) -> None:
+        """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
+
+    def info(self) -> dict[str, Any]:
+        """Variant-specific facts for the run record (``variant_info``): envelopes, captures, ..."""
+        return {}
+
+
+@contextlib.contextmanager
+def phase(name: str) -> Iterator[None]:
+    """Mark a step phase (sample, gather, forward, backward, optimizer) for the profiler's breakdown."""
+    with torch.profiler.record_function(f"zerognn/phase/{name}"):
+        yield

@@ -1,0 +1,45 @@
+"""``torch-eager``: the training step as PyG/DGL-style users write it today, from PyTorch ops.
+
+Sampling, dedupe and aggregation are the reference sampler's PyTorch ops; on a GPU every data-dependent
+size (``unique``, ``repeat_interleave``, boolean indexing) is a real device-to-host synchronisation,
+which is exactly the host-mediated cost this study measures. Runs on the CPU as well.
+"""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+
+from ..models import TORCH_OPS
+from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
+from . import register
+from .base import Variant, phase
+
+
+@register
+class TorchEager(Variant):
+    name = "torch-eager"
+    description = "PyTorch ops, host-mediated shapes (what PyG/DGL-style code does today); CPU or GPU"
+
+    def setup(self) -> None:
+        self._epoch = None
+        self._permutation = None
+
+    def step(self, epoch: int, step: int, global_step: int) -> None:
+        ctx = self.ctx
+        ds = ctx.dataset
+        if epoch != self._epoch:
+            self._epoch, self._permutation = epoch, epoch_permutation(ds.train_idx, ctx.seed, epoch)
+        seeds = batch_seeds(self._permutation, step, ctx.batch_size)
+        with phase("sample"):
+            sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
+        with phase("gather"):
+            x = ds.features[sub.frontiers[-1]]
+            y = ds.labels[seeds]
+        with phase("forward"):
+            loss = F.cross_entropy(ctx.model(x, sub.hops[::-1], TORCH_OPS), y)
+        with phase("backward"):
+            ctx.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        with phase("optimizer"):
+            ctx.optimizer.step()
+        ctx.loss_log[global_step] = loss.detach()
