@@ -1,0 +1,28 @@
+# The ZeroGNN reproduction study: datasets -> measured runs -> summary table -> figures.
+#
+#   snakemake                                              # the embedded default (workflow/config/default.yaml)
+#   snakemake --configfile workflow/config/paper.yaml      # the full study
+#   snakemake figures                                      # re-render figures from existing records only
+#
+# Rules are thin: each calls the `zerognn` command line. The workflow profile profiles/default/ is
+# picked up automatically (local execution, one GPU job at a time).
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "workflow/config/default.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/datasets.smk"
+include: "workflow/rules/runs.smk"
+include: "workflow/rules/summary.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        f"{FIGURES}/manifest.txt",

@@ -1,0 +1,20 @@
+# Datasets: synthetic R-MAT stand-ins are generated, OGB datasets converted (downloaded by ogb if absent).
+
+
+rule dataset:
+    output:
+        directory(f"{DATA}/{{dataset}}"),
+    log:
+        f"{LOGS}/datasets/{{dataset}}.log",
+    params:
+        scale=lambda wc: config["datasets"][wc.dataset].get("scale", 1.0),
+        seed=lambda wc: config["datasets"][wc.dataset].get("seed", 0),
+        ogb_root=f"{DATA}/ogb",
+    resources:
+        # Generation runs on the GPU when there is one: keep it apart from timed runs.
+        gpu=1 if HAS_CUDA else 0,
+    conda:
+        "../../environment.yml"
+    shell:
+        "zerognn dataset make {wildcards.dataset} --out {output} --scale {params.scale} "
+        "--seed {params.seed} --ogb-root {params.ogb_root} > {log} 2>&1"

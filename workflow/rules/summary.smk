@@ -1,0 +1,16 @@
+# The summary table: one row per run record, with speedup against host-mediated.
+
+
+rule summary:
+    input:
+        RUN_RECORDS,
+    output:
+        f"{RESULTS}/summary.csv",
+    log:
+        f"{LOGS}/summary.log",
+    params:
+        runs=lambda wc, input: os.path.dirname(input[0]),
+    conda:
+        "../../environment.yml"
+    shell:
+        "zerognn summarize --runs {params.runs} --out {output} > {log} 2>&1"
