@@ -12,7 +12,10 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "workflow/config/default.yaml"
+# A --configfile on the command line replaces the embedded default instead of being merged into it.
+if not workflow.overwrite_configfiles:
+
+    configfile: "workflow/config/default.yaml"
 
 
 include: "workflow/rules/common.smk"

@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from zerognn import variants as registry
 from zerognn.errors import ZeroGNNError
 from zerognn.variants import all_variants, get_variant, runnable_here
 
@@ -19,6 +20,15 @@ GPU_ONLY_BASELINE = textwrap.dedent('''
         def step(self, epoch, step, global_step):
             raise AssertionError("never run in this test")
 ''')
+
+
+@pytest.fixture(autouse=True)
+def restore_registry():
+    """Variants registered by a test must not leak into other tests."""
+    saved = dict(registry._REGISTRY)
+    yield
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved)
 
 
 def test_torch_eager_is_registered_and_runs_anywhere():

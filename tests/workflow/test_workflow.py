@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,7 +64,9 @@ def test_bad_config_is_rejected_by_the_schema(tmp_path):
 def test_default_pipeline_runs_end_to_end_on_the_cpu(tmp_path):
     cwd = workflow_copy(tmp_path)
     # the default config, trimmed to its smallest graph so the test stays quick
-    (cwd / "small.yaml").write_text("datasets:\n  tiny: {scale: 1.0}\nmeasure_steps: 4\n")
+    config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
+    config.update(datasets={"tiny": {"scale": 1.0}}, measure_steps=4)
+    (cwd / "small.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(cwd, "--cores", "2", "--configfile", "small.yaml")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -84,5 +85,6 @@ def loss(data: FigureData) -> Figure:
     for (title, sub), (ax,) in zip(groups, axes):
         lines(ax, sub, "step", "loss", data.styles)
         ax.set(title=title, xlabel="training step", ylabel="loss (cross-entropy)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     legend(fig, line_handles(data.styles, variant_order(frame["variant"])))
     return fig

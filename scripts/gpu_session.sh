@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# One call on a lent GPU machine (no network): install the carried wheels, run the GPU tests and the
+# whole suite, then the default pipeline on the GPU; everything worth keeping lands in $OUT.
+#   device run:  bash scripts/gpu_session.sh      (carry .whl, filled by ../shared/tools/device-wheelhouse -e .)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --find-links .whl -e ".[test]" 2>&1 | grep -v "^WARNING" | tail -3
+python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name(0))"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+echo "== pytest -m gpu"
+python3 -m pytest -m gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest-gpu.log" | tail -15
+echo "== pytest (all)"
+python3 -m pytest -q -p no:cacheprovider -x 2>&1 | tee "$OUT/pytest-all.log" | tail -8
+
+echo "== snakemake (default config, GPU)"
+start=$(date +%s)
+python3 -m snakemake --cores all "$@" > "$OUT/snakemake.log" 2>&1
+echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+tail -5 "$OUT/snakemake.log"
+cat results/summary.csv 2>/dev/null | cut -d, -f1-16
+tar czf "$OUT/pipeline.tgz" results logs figures .snakemake/log 2>/dev/null
+ls -la "$OUT"
