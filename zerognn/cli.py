@@ -158,7 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
+    # Progress of long work (dataset builds) is logged by zerognn's modules at INFO; other libraries
+    # keep the default WARNING level.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+    package_logger = logging.getLogger("zerognn")
+    package_logger.setLevel(logging.INFO)
+    if not package_logger.handlers:
+        package_logger.addHandler(handler)
     try:
         args.func(args)
     except ZeroGNNError as exc:

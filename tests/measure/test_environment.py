@@ -33,3 +33,10 @@ def test_missing_tools_give_nulls(monkeypatch):
 def test_environment_on_cuda():
     env = collect_environment("cuda")
     assert env["gpu_name"] and env["gpu_count"] >= 1 and env["driver_version"] and env["cuda"]
+
+
+def test_commit_can_be_stated_for_a_tree_without_git(monkeypatch):
+    monkeypatch.setenv("ZEROGNN_GIT_COMMIT", "0123abcd")
+    monkeypatch.setenv("ZEROGNN_GIT_DIRTY", "0")
+    env = collect_environment("cpu")
+    assert (env["git_commit"], env["git_dirty"]) == ("0123abcd", False)

@@ -29,11 +29,10 @@ def collect_environment(device: torch.device | str) -> dict[str, Any]:
     """Describe this machine and checkout for a run on ``device`` (a JSON-ready dict)."""
     device = torch.device(device)
     cuda = device.type == "cuda" and torch.cuda.is_available()
-    commit = _run(["git", "rev-parse", "HEAD"])
-    status = _run(["git", "status", "--porcelain"])
+    commit, dirty = _git_state()
     return {
-        "git_commit": commit or None,
-        "git_dirty": None if status is None else status != "",
+        "git_commit": commit,
+        "git_dirty": dirty,
         "python": platform.python_version(),
         "torch": str(torch.__version__),
         "cuda": torch.version.cuda,
@@ -47,6 +46,22 @@ def collect_environment(device: torch.device | str) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "utc_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def _git_state() -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the checkout, or what ZEROGNN_GIT_COMMIT / ZEROGNN_GIT_DIRTY say.
+
+    The variables are for copies of the tree without usable git metadata (a lent GPU machine gets the
+    working tree, not the repository): whoever copies the tree states the commit it came from.
+    """
+    if commit := os.environ.get("ZEROGNN_GIT_COMMIT"):
+        dirty = os.environ.get("ZEROGNN_GIT_DIRTY")
+        return commit, None if dirty is None else dirty == "1"
+    commit = _run(["git", "rev-parse", "HEAD"])
+    if not commit:
+        return None, None
+    status = _run(["git", "status", "--porcelain"])
+    return commit, None if status is None else status != ""
 
 
 def _version(distribution: str) -> str | None:
