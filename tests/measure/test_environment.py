@@ -20,6 +20,8 @@ def test_environment_on_cpu():
 
 
 def test_missing_tools_give_nulls(monkeypatch):
+    monkeypatch.delenv("ZEROGNN_GIT_COMMIT", raising=False)
+    monkeypatch.delenv("ZEROGNN_GIT_DIRTY", raising=False)
     monkeypatch.setattr(environment.shutil, "which", lambda name: None)
     monkeypatch.setattr(environment, "_version", lambda name: None)
     monkeypatch.setattr(environment, "_nvml_driver_version", lambda: None)
