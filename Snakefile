@@ -20,6 +20,7 @@ if not workflow.overwrite_configfiles:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
+include: "workflow/rules/kernels.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/figures.smk"

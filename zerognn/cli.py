@@ -68,6 +68,22 @@ def _cmd_figures(args: argparse.Namespace) -> None:
         write_text(args.manifest, listing)
 
 
+def _cmd_build(args: argparse.Namespace) -> None:
+    from .atomic import write_json
+    from .cuda.build import build_all
+
+    arch = args.arch
+    if arch == "auto":
+        import torch
+
+        arch = "sm_%d%d" % torch.cuda.get_device_capability() if torch.cuda.is_available() else "sm_90"
+    sizes = build_all(arch)
+    for name, size in sizes.items():
+        print(f"{name:<22} {arch}  {size:>8} bytes")
+    if args.out:
+        write_json(args.out, {"arch": arch, "cubin_bytes": sizes})
+
+
 def _cmd_variants(args: argparse.Namespace) -> None:
     from .variants import all_variants, runnable_here
 
@@ -143,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", default="figures")
     f.add_argument("--manifest", default=None, help="also list the written files in this file")
     f.set_defaults(func=_cmd_figures)
+
+    b = sub.add_parser("build", help="compile every CUDA operator in kernels/ with NVRTC (no GPU needed)")
+    b.add_argument("--arch", default="auto", help="e.g. sm_90; auto: this GPU's, or sm_90 without one")
+    b.add_argument("--out", default=None, help="also write the build summary (JSON) here")
+    b.set_defaults(func=_cmd_build)
 
     v = sub.add_parser("variants", help="list registered execution variants")
     v.add_argument("--json", action="store_true")

@@ -25,7 +25,7 @@ GPU_ONLY_BASELINE = textwrap.dedent('''
 @pytest.fixture(autouse=True)
 def restore_registry():
     """Variants registered by a test must not leak into other tests."""
-    saved = dict(registry._REGISTRY)
+    saved = all_variants()  # built-ins loaded before the snapshot
     yield
     registry._REGISTRY.clear()
     registry._REGISTRY.update(saved)

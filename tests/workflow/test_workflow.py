@@ -20,7 +20,7 @@ def workflow_copy(tmp_path: Path) -> Path:
     """The workflow files as a fresh clone has them, in a scratch directory."""
     for name in ("Snakefile", "environment.yml"):
         shutil.copy(REPO / name, tmp_path / name)
-    for name in ("workflow", "profiles"):
+    for name in ("workflow", "profiles", "kernels"):
         shutil.copytree(REPO / name, tmp_path / name)
     return tmp_path
 

@@ -1,5 +1,6 @@
 # Config validation and the study plan: which (dataset, model, variant, batch, fanouts, gpus) runs exist.
 
+import glob
 import os
 
 import torch

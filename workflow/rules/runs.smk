@@ -5,6 +5,7 @@
 rule run:
     input:
         dataset=f"{DATA}/{{dataset}}",
+        kernels=f"{RESULTS}/kernels.json",
     output:
         f"{RESULTS}/runs/{{dataset}}__{{model}}__{{variant}}__b{{batch}}__f{{fanouts}}__g{{gpus}}.json",
     log:

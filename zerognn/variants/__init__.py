@@ -18,7 +18,7 @@ from ..errors import ZeroGNNError
 from .base import Variant, VariantContext, phase
 
 _REGISTRY: dict[str, type[Variant]] = {}
-_BUILTIN_MODULES = ("zerognn.variants.torch_eager",)
+_BUILTIN_MODULES = ("zerognn.variants.torch_eager", "zerognn.variants.host_mediated")
 _builtins_loaded = False
 
 

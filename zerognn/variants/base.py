@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ..datasets.store import Dataset
+from ..sampling import batch_seeds, epoch_permutation
 
 
 @dataclass
@@ -46,6 +47,13 @@ class Variant(ABC):
 
     def setup(self) -> None:
         """One-time preparation before the first step (calibration, compilation, graph capture)."""
+
+    def seeds(self, epoch: int, step: int) -> torch.Tensor:
+        """The seeds of ``step`` in ``epoch`` (the permutation is computed once per epoch)."""
+        if epoch != getattr(self, "_permutation_epoch", None):
+            self._permutation_epoch = epoch
+            self._permutation = epoch_permutation(self.ctx.dataset.train_idx, self.ctx.seed, epoch)
+        return batch_seeds(self._permutation, step, self.ctx.batch_size)
 
     @abstractmethod
     def step(self, epoch: int, step: int, global_step: int) -> None:

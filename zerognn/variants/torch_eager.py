@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from ..models import TORCH_OPS
-from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
+from ..sampling import sample_subgraph
 from . import register
 from .base import Variant, phase
 
@@ -20,16 +20,10 @@ class TorchEager(Variant):
     name = "torch-eager"
     description = "PyTorch ops, host-mediated shapes (what PyG/DGL-style code does today); CPU or GPU"
 
-    def setup(self) -> None:
-        self._epoch = None
-        self._permutation = None
-
     def step(self, epoch: int, step: int, global_step: int) -> None:
         ctx = self.ctx
         ds = ctx.dataset
-        if epoch != self._epoch:
-            self._epoch, self._permutation = epoch, epoch_permutation(ds.train_idx, ctx.seed, epoch)
-        seeds = batch_seeds(self._permutation, step, ctx.batch_size)
+        seeds = self.seeds(epoch, step)
         with phase("sample"):
             sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
         with phase("gather"):

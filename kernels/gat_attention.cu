@@ -1,0 +1,109 @@
+// GAT attention over an ELL block plus the self loop, one warp per (destination, head):
+//   e_k = leaky_relu(score_src[src_k, h] + score_dst[p, h]),  alpha = softmax_k(e),
+//   out[p, h, :] = sum_k alpha_k z[src_k, h, :]          with src_k = nbr_local[p, k] (k < counts[p]) or p.
+// The forward pass stores alpha ([n_dst, fanout + 1, heads], the self loop last) for the backward pass.
+#include "zerognn_common.cuh"
+
+#define ZG_WARP 32
+
+__device__ __forceinline__ float zg_warp_sum(float v) {
+    for (int o = ZG_WARP / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float zg_warp_max(float v) {
+    for (int o = ZG_WARP / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+__device__ __forceinline__ i64 zg_gat_source(const int* row, int k, int cnt, i64 p) { return k < cnt ? (i64)row[k] : p; }
+
+extern "C" __global__ void gat_attention_forward(
+    const float* __restrict__ z, const float* __restrict__ score_src, const float* __restrict__ score_dst,
+    const int* __restrict__ nbr_local, const int* __restrict__ counts, const int* __restrict__ n_dst, int fanout,
+    int heads, int channels, float negative_slope, float* __restrict__ alpha, float* __restrict__ out) {
+    const int lane = threadIdx.x % ZG_WARP;
+    const i64 warps = (i64)(*n_dst) * heads;
+    const i64 stride = (i64)gridDim.x * blockDim.x / ZG_WARP;
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / ZG_WARP; w < warps; w += stride) {
+        const i64 p = w / heads;
+        const int h = (int)(w - p * heads);
+        const int cnt = counts[p];
+        const int* row = nbr_local + p * fanout;
+        const float sd = score_dst[p * heads + h];
+        float m = __int_as_float(0xff800000);  // -inf
+        for (int k = lane; k <= cnt; k += ZG_WARP) {
+            float e = score_src[zg_gat_source(row, k, cnt, p) * heads + h] + sd;
+            e = e > 0.f ? e : e * negative_slope;
+            m = fmaxf(m, e);
+        }
+        m = zg_warp_max(m);
+        float s = 0.f;
+        for (int k = lane; k <= cnt; k += ZG_WARP) {
+            float e = score_src[zg_gat_source(row, k, cnt, p) * heads + h] + sd;
+            e = e > 0.f ? e : e * negative_slope;
+            s += __expf(e - m);
+        }
+        s = zg_warp_sum(s);
+        float* a = alpha + p * (fanout + 1) * heads;
+        for (int k = lane; k <= cnt; k += ZG_WARP) {
+            float e = score_src[zg_gat_source(row, k, cnt, p) * heads + h] + sd;
+            e = e > 0.f ? e : e * negative_slope;
+            a[(k < cnt ? k : fanout) * heads + h] = __expf(e - m) / s;
+        }
+        __syncwarp();
+        for (int c = lane; c < channels; c += ZG_WARP) {
+            float acc = 0.f;
+            for (int k = 0; k <= cnt; ++k) {
+                const i64 src = zg_gat_source(row, k, cnt, p);
+                acc += a[(k < cnt ? k : fanout) * heads + h] * z[(src * heads + h) * channels + c];
+            }
+            out[(p * heads + h) * channels + c] = acc;
+        }
+    }
+}
+
+// grad_z and grad_score_src must be zeroed by the caller (sources are shared); grad_score_dst is written.
+extern "C" __global__ void gat_attention_backward(
+    const float* __restrict__ grad_out, const float* __restrict__ z, const float* __restrict__ score_src,
+    const float* __restrict__ score_dst, const float* __restrict__ alpha, const int* __restrict__ nbr_local,
+    const int* __restrict__ counts, const int* __restrict__ n_dst, int fanout, int heads, int channels,
+    float negative_slope, float* __restrict__ grad_z, float* __restrict__ grad_score_src,
+    float* __restrict__ grad_score_dst) {
+    const int lane = threadIdx.x % ZG_WARP;
+    const i64 warps = (i64)(*n_dst) * heads;
+    const i64 stride = (i64)gridDim.x * blockDim.x / ZG_WARP;
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / ZG_WARP; w < warps; w += stride) {
+        const i64 p = w / heads;
+        const int h = (int)(w - p * heads);
+        const int cnt = counts[p];
+        const int* row = nbr_local + p * fanout;
+        const float* a = alpha + p * (fanout + 1) * heads;
+        const float* g = grad_out + (p * heads + h) * channels;
+        // s = sum_k alpha_k * (g . z_k): the softmax Jacobian's shared term.
+        float s = 0.f;
+        for (int k = 0; k <= cnt; ++k) {
+            const i64 src = zg_gat_source(row, k, cnt, p);
+            float dot = 0.f;
+            for (int c = lane; c < channels; c += ZG_WARP) dot += g[c] * z[(src * heads + h) * channels + c];
+            s += a[(k < cnt ? k : fanout) * heads + h] * zg_warp_sum(dot);
+        }
+        float grad_dst = 0.f;
+        const float sd = score_dst[p * heads + h];
+        for (int k = 0; k <= cnt; ++k) {
+            const i64 src = zg_gat_source(row, k, cnt, p);
+            const float ak = a[(k < cnt ? k : fanout) * heads + h];
+            float dot = 0.f;
+            for (int c = lane; c < channels; c += ZG_WARP) {
+                dot += g[c] * z[(src * heads + h) * channels + c];
+                atomicAdd(&grad_z[(src * heads + h) * channels + c], ak * g[c]);
+            }
+            dot = zg_warp_sum(dot);
+            const float pre = score_src[src * heads + h] + sd;
+            const float de = ak * (dot - s) * (pre > 0.f ? 1.f : negative_slope);
+            if (lane == 0) atomicAdd(&grad_score_src[src * heads + h], de);
+            grad_dst += de;
+        }
+        if (lane == 0) grad_score_dst[p * heads + h] = grad_dst;
+    }
+}

@@ -1,0 +1,18 @@
+// Gather rows of a float32 matrix (input features) and entries of an int64 vector (labels) by node id,
+// for the live number of ids read from device memory.
+#include "zerognn_common.cuh"
+
+extern "C" __global__ void gather_rows(
+    const float* __restrict__ table, i64 row_width, const i64* __restrict__ ids, const int* __restrict__ n_ids,
+    float* __restrict__ out) {
+    const i64 total = (i64)(*n_ids) * row_width;
+    ZG_GRID_STRIDE(i, total) {
+        const i64 r = i / row_width;
+        out[i] = table[ids[r] * row_width + (i - r * row_width)];
+    }
+}
+
+extern "C" __global__ void gather_labels(
+    const i64* __restrict__ labels, const i64* __restrict__ ids, const int* __restrict__ n_ids, i64* __restrict__ out) {
+    ZG_GRID_STRIDE(i, *n_ids) { out[i] = labels[ids[i]]; }
+}

@@ -1,0 +1,31 @@
+// GCN aggregation over an ELL block with the self loop: out[p] = (x[p] + sum of x[nbr]) / (counts[p] + 1),
+// and its gradient with respect to x (destination p is also row p of x: frontiers are prefixes).
+#include "zerognn_common.cuh"
+
+extern "C" __global__ void gcn_aggregate_forward(
+    const float* __restrict__ x, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
+    const int* __restrict__ n_dst, int fanout, float* __restrict__ out) {
+    const i64 total = (i64)(*n_dst) * width;
+    ZG_GRID_STRIDE(i, total) {
+        const i64 p = i / width, c = i - p * width;
+        const int cnt = counts[p];
+        const int* row = nbr_local + p * fanout;
+        float acc = x[i];
+        for (int k = 0; k < cnt; ++k) acc += x[(i64)row[k] * width + c];
+        out[i] = acc / (float)(cnt + 1);
+    }
+}
+
+extern "C" __global__ void gcn_aggregate_backward(
+    const float* __restrict__ grad_out, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
+    const int* __restrict__ n_dst, int fanout, float* __restrict__ grad_x) {
+    const i64 total = (i64)(*n_dst) * width;
+    ZG_GRID_STRIDE(i, total) {
+        const i64 p = i / width, c = i - p * width;
+        const int cnt = counts[p];
+        const float g = grad_out[i] / (float)(cnt + 1);
+        atomicAdd(&grad_x[i], g);
+        const int* row = nbr_local + p * fanout;
+        for (int k = 0; k < cnt; ++k) atomicAdd(&grad_x[(i64)row[k] * width + c], g);
+    }
+}

@@ -1,0 +1,66 @@
+// Shared device helpers for every ZeroGNN operator: the counter-based RNG (bit-identical to
+// zerognn/rng.py), grid-stride loops, the overflow record, and the open-addressing node table.
+//
+// Conventions every kernel follows:
+//  * live element counts are read from device memory (const int* n), never passed by value, so one
+//    kernel serves exact grids (host-mediated) and fixed grids sized from an envelope (zerognn);
+//  * loops are grid-stride, so any grid >= 1 is correct;
+//  * a kernel never writes past a buffer's capacity: it raises the overflow record instead
+//    (flag = 1, need = the size it would have needed, via atomicMax).
+#pragma once
+
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define ZG_GOLDEN 0x9E3779B97F4A7C15ull
+#define ZG_MUL1 0xBF58476D1CE4E5B9ull
+#define ZG_MUL2 0x94D049BB133111EBull
+#define ZG_EMPTY (-1ll)
+#define ZG_MAX_FANOUT 64
+
+#define ZG_GRID_STRIDE(i, n) \
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (i64)(n); i += (i64)gridDim.x * blockDim.x)
+
+__device__ __forceinline__ u64 zg_mix64(u64 z) {
+    z = (z ^ (z >> 30)) * ZG_MUL1;
+    z = (z ^ (z >> 27)) * ZG_MUL2;
+    return z ^ (z >> 31);
+}
+
+__device__ __forceinline__ u64 zg_combine(u64 h, u64 x) { return zg_mix64(h ^ zg_mix64(x + ZG_GOLDEN)); }
+
+__device__ __forceinline__ u64 zg_draw(u64 key, u64 i) { return zg_mix64(key + (i + 1) * ZG_GOLDEN); }
+
+// Uniform integer in [0, n) for 0 < n < 2^31 (multiply-shift on the top 32 bits).
+__device__ __forceinline__ i64 zg_uniform_below(u64 r, i64 n) { return (i64)(((r >> 32) * (u64)n) >> 32); }
+
+// overflow[0] = flag, overflow[1] = largest size needed (both int64).
+__device__ __forceinline__ void zg_raise_overflow(i64* overflow, i64 needed) {
+    atomicExch((u64*)&overflow[0], 1ull);
+    atomicMax(&overflow[1], needed);
+}
+
+// Open addressing with linear probing; `mask` = table size - 1 (a power of two). Keys are node ids
+// (>= 0); ZG_EMPTY marks a free slot. Returns the slot holding `key` and whether this call inserted it.
+__device__ __forceinline__ i64 zg_table_insert(i64* keys, i64 mask, i64 key, bool* inserted) {
+    i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
+    for (i64 probe = 0; probe <= mask; ++probe) {
+        i64 prev = (i64)atomicCAS((u64*)&keys[slot], (u64)ZG_EMPTY, (u64)key);
+        if (prev == ZG_EMPTY) { *inserted = true; return slot; }
+        if (prev == key) { *inserted = false; return slot; }
+        slot = (slot + 1) & mask;
+    }
+    *inserted = false;
+    return -1;  // table full: callers size it at twice the entries, so this signals a sizing bug
+}
+
+__device__ __forceinline__ i64 zg_table_find(const i64* keys, i64 mask, i64 key) {
+    i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
+    for (i64 probe = 0; probe <= mask; ++probe) {
+        i64 k = keys[slot];
+        if (k == key) return slot;
+        if (k == ZG_EMPTY) return -1;
+        slot = (slot + 1) & mask;
+    }
+    return -1;
+}

@@ -1,0 +1,108 @@
+"""Neighbour aggregation on our kernels, with autograd: the ``AggregationOps`` the models call.
+
+A block is an ``EllBlock``: for each destination p, ``counts[p]`` sampled neighbours in slots
+``nbr_local[p*fanout : p*fanout + counts[p]]`` (positions in the source frontier), and the live number
+of destinations as an int32 device scalar. Kernels read that live count; ``num_dst`` is the rows the
+output buffer has (the exact count for host-mediated, the capacity for a fixed envelope).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .launch import grid_for, launch
+
+
+@dataclass(frozen=True)
+class EllBlock:
+    num_dst: int
+    num_src: int
+    fanout: int
+    nbr_local: torch.Tensor  # int32 [num_dst * fanout]
+    counts: torch.Tensor     # int32 [num_dst]
+    n_dst: torch.Tensor      # int32 [1], the live destination count
+
+
+def _rowwise(name: str, x: torch.Tensor, block: EllBlock, rows: int) -> torch.Tensor:
+    x = x.contiguous()
+    width = x[0].numel() if x.dim() > 1 else 1
+    out = (torch.zeros if name.endswith("backward") else torch.empty)(
+        (rows,) + tuple(x.shape[1:]), dtype=torch.float32, device=x.device)
+    launch(name, grid_for(block.num_dst * width), x, np.int64(width), block.nbr_local, block.counts, block.n_dst,
+           np.int32(block.fanout), out)
+    return out
+
+
+class _SageMean(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, block):
+        ctx.block, ctx.num_src = block, x.shape[0]
+        return _rowwise("sage_mean_forward", x, block, block.num_dst)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _rowwise("sage_mean_backward", grad, ctx.block, ctx.num_src), None
+
+
+class _GcnAggregate(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, block):
+        ctx.block, ctx.num_src = block, x.shape[0]
+        return _rowwise("gcn_aggregate_forward", x, block, block.num_dst)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _rowwise("gcn_aggregate_backward", grad, ctx.block, ctx.num_src), None
+
+
+GAT_THREADS = 128
+
+
+class _GatAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, z, score_src, score_dst, block, negative_slope):
+        z, score_src, score_dst = z.contiguous(), score_src.contiguous(), score_dst.contiguous()
+        heads, channels = z.shape[1], z.shape[2]
+        alpha = torch.empty(block.num_dst, block.fanout + 1, heads, dtype=torch.float32, device=z.device)
+        out = torch.empty(block.num_dst, heads, channels, dtype=torch.float32, device=z.device)
+        warps_per_block = GAT_THREADS // 32
+        launch("gat_attention_forward", grid_for(block.num_dst * heads, warps_per_block), z, score_src, score_dst,
+               block.nbr_local, block.counts, block.n_dst, np.int32(block.fanout), np.int32(heads),
+               np.int32(channels), np.float32(negative_slope), alpha, out, threads=GAT_THREADS)
+        ctx.save_for_backward(z, score_src, score_dst, alpha)
+        ctx.block, ctx.negative_slope = block, negative_slope
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        z, score_src, score_dst, alpha = ctx.saved_tensors
+        block = ctx.block
+        heads, channels = z.shape[1], z.shape[2]
+        grad_z = torch.zeros_like(z)
+        grad_src = torch.zeros_like(score_src)
+        grad_dst = torch.zeros_like(score_dst)
+        warps_per_block = GAT_THREADS // 32
+        launch("gat_attention_backward", grid_for(block.num_dst * heads, warps_per_block), grad.contiguous(), z,
+               score_src, score_dst, alpha, block.nbr_local, block.counts, block.n_dst, np.int32(block.fanout),
+               np.int32(heads), np.int32(channels), np.float32(ctx.negative_slope), grad_z, grad_src, grad_dst,
+               threads=GAT_THREADS)
+        return grad_z, grad_src, grad_dst, None, None
+
+
+class CudaOps:
+    """``AggregationOps`` over ``EllBlock``s, on our kernels."""
+
+    def mean(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
+        return _SageMean.apply(x, block)
+
+    def gcn(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
+        return _GcnAggregate.apply(x, block)
+
+    def gat(self, z, score_src, score_dst, block: EllBlock, negative_slope: float) -> torch.Tensor:
+        return _GatAttention.apply(z, score_src, score_dst, block, negative_slope)
+
+
+CUDA_OPS = CudaOps()

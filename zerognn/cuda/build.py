@@ -1,0 +1,128 @@
+"""Compile the CUDA operators in ``kernels/`` with NVRTC (cuda-core), with an on-disk cache.
+
+Each ``kernels/*.cu`` file is one operator; its ``extern "C" __global__`` functions are its kernels.
+The shared header is inlined before compiling (with a ``#line`` marker so NVRTC's messages keep the
+``.cu`` file's own line numbers), so the source handed to NVRTC is everything the binary depends on and
+cuda-core's program cache, keyed by source + options + NVRTC version, never serves a stale binary.
+Compiling needs no GPU: ``zerognn build --arch sm_90`` works on any machine with NVRTC installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import ZeroGNNError
+
+log = logging.getLogger(__name__)
+
+HEADER = "zerognn_common.cuh"
+_INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.M)
+_KERNEL = re.compile(r'extern "C" __global__ void (\w+)\s*\(')
+
+
+def kernels_dir() -> Path:
+    """``$ZEROGNN_KERNELS_DIR``, else ``kernels/`` of the checkout this package lives in."""
+    path = Path(os.environ.get("ZEROGNN_KERNELS_DIR", Path(__file__).resolve().parents[2] / "kernels"))
+    if not path.is_dir():
+        raise ZeroGNNError(
+            f"CUDA sources not found at {path}; install zerognn from its checkout (pip install -e .) "
+            f"or set ZEROGNN_KERNELS_DIR to the repository's kernels/ directory."
+        )
+    return path
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("ZEROGNN_CACHE_DIR", Path.home() / ".cache" / "zerognn" / "kernels"))
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One ``.cu`` file: its name, the kernels it defines and its self-contained source."""
+
+    name: str
+    path: Path
+    kernels: tuple[str, ...]
+    source: str
+
+
+def _inline_header(path: Path, text: str, directory: Path) -> str:
+    def substitute(match: re.Match) -> str:
+        header = directory / match.group(1)
+        if not header.is_file():
+            raise ZeroGNNError(f"{path.name} includes {match.group(1)}, which is not in {directory}")
+        return f'#line 1 "{header.name}"\n{header.read_text()}\n#line {text[:match.start()].count(chr(10)) + 2} "{path.name}"'
+
+    return _INCLUDE.sub(substitute, text)
+
+
+@lru_cache(maxsize=None)
+def operators() -> dict[str, Operator]:
+    """Every operator in ``kernels/``, by file stem."""
+    directory = kernels_dir()
+    found = {}
+    for path in sorted(directory.glob("*.cu")):
+        text = path.read_text()
+        kernels = tuple(_KERNEL.findall(text))
+        if not kernels:
+            raise ZeroGNNError(f'{path} defines no extern "C" __global__ kernel')
+        found[path.stem] = Operator(path.stem, path, kernels, _inline_header(path, text, directory))
+    return found
+
+
+def kernel_operator(kernel: str) -> Operator:
+    for op in operators().values():
+        if kernel in op.kernels:
+            return op
+    raise ZeroGNNError(f"no operator in {kernels_dir()} defines kernel {kernel!r}")
+
+
+def _program_cache():
+    """cuda-core's on-disk program cache (cuda-core >= 1.2 with ``cuda.core.utils``), or None."""
+    try:
+        from cuda.core.utils import FileStreamProgramCache
+    except ImportError:
+        log.info("this cuda-core has no FileStreamProgramCache: kernels are compiled in every process")
+        return None
+    path = cache_dir()
+    path.mkdir(parents=True, exist_ok=True)
+    return FileStreamProgramCache(path)
+
+
+def compile_operator(op: Operator, arch: str):
+    """NVRTC-compile one operator to a cubin for ``arch`` (e.g. "sm_90"); returns cuda-core's ObjectCode."""
+    if not re.fullmatch(r"sm_\d+a?", arch):
+        raise ZeroGNNError(f"arch must look like sm_90 (or sm_90a), got {arch!r}")
+    try:
+        from cuda.core import Program, ProgramOptions
+    except ImportError as exc:
+        raise ZeroGNNError("cuda-core is not installed; `pip install cuda-core cuda-bindings nvidia-cuda-nvrtc`") from exc
+    options = ProgramOptions(name=op.path.name, arch=arch, std="c++17")
+    cache = _program_cache()
+    try:
+        program = Program(op.source, "c++", options)
+        return program.compile("cubin", cache=cache) if cache is not None else program.compile("cubin")
+    except Exception as exc:
+        text = str(exc)
+        if "compilation log" in text:  # NVRTC's log names the file and line
+            raise ZeroGNNError(f"compiling {op.path} for {arch} failed:\n{text.rstrip(chr(0))}") from exc
+        raise ZeroGNNError(
+            f"compiling {op.path} for {arch} failed ({type(exc).__name__}: {text}); is NVRTC installed? "
+            f"`pip install nvidia-cuda-nvrtc` (or put a CUDA toolkit's libnvrtc on the library path)"
+        ) from exc
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def build_all(arch: str) -> dict[str, int]:
+    """Compile every operator for ``arch``; returns cubin sizes by operator."""
+    sizes = {}
+    for name, op in operators().items():
+        sizes[name] = len(compile_operator(op, arch).code)
+        log.info("built %s for %s (%d bytes)", op.path.name, arch, sizes[name])
+    return sizes

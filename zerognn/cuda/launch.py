@@ -1,0 +1,66 @@
+"""Launch our kernels on PyTorch's current CUDA stream through cuda-core.
+
+The stream is wrapped at every launch, because CUDA-graph capture switches PyTorch's current stream.
+Kernel arguments: tensors are passed as device pointers; every scalar must already be a numpy scalar
+of the exact C width (np.int32, np.int64, np.float32), since cuda-core maps Python ints to pointers.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from ..errors import ZeroGNNError
+from .build import compile_operator, kernel_operator
+
+THREADS = 256
+
+
+def device_arch(device: int | None = None) -> str:
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}"
+
+
+@lru_cache(maxsize=None)
+def _module(operator: str, device: int):
+    from cuda.core import Device
+
+    Device(device).set_current()
+    from .build import operators
+
+    return compile_operator(operators()[operator], device_arch(device))
+
+
+@lru_cache(maxsize=None)
+def kernel(name: str, device: int):
+    return _module(kernel_operator(name).name, device).get_kernel(name)
+
+
+def grid_for(elements: int, threads: int = THREADS, max_blocks: int | None = None) -> int:
+    """Blocks for ``elements`` grid-stride work items (at least 1; kernels loop over the rest)."""
+    blocks = max(1, -(-int(elements) // threads))
+    if max_blocks is None:
+        max_blocks = 32 * torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    return min(blocks, max_blocks)
+
+
+def _arg(value):
+    if isinstance(value, torch.Tensor):
+        if not value.is_cuda:
+            raise ZeroGNNError(f"kernel argument of shape {tuple(value.shape)} is on {value.device}, not a CUDA device")
+        return value.data_ptr()
+    if isinstance(value, (np.integer, np.floating)):
+        return value
+    raise ZeroGNNError(f"kernel scalar {value!r} must be a numpy scalar of the C type (np.int32, np.int64, np.float32)")
+
+
+def launch(name: str, grid: int, *args, threads: int = THREADS) -> None:
+    """Launch kernel ``name`` with ``grid`` blocks of ``threads`` on the current stream."""
+    from cuda.core import LaunchConfig, Stream
+    from cuda.core import launch as cuda_launch
+
+    device = torch.cuda.current_device()
+    stream = Stream.from_handle(torch.cuda.current_stream().cuda_stream)
+    cuda_launch(stream, LaunchConfig(grid=int(grid), block=threads), kernel(name, device), *map(_arg, args))

@@ -1,0 +1,105 @@
+"""PyTorch-facing wrappers of the sampling kernels: one hop's sample, dedupe and relabel, and gathers.
+
+Every wrapper takes its live counts as int32 device scalars and its buffers with explicit capacities,
+so the same calls serve exact sizes (host-mediated: capacities = live sizes, read back by the host)
+and fixed envelopes (ZeroGNN: capacities from calibration, live sizes never leave the device).
+Buffers are allocated through PyTorch, so the caching allocator accounts for all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..errors import ZeroGNNError
+from ..graph import CSRGraph
+from .launch import grid_for, launch
+
+MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
+
+
+def new_overflow(device) -> torch.Tensor:
+    """The overflow record kernels raise: [flag, largest size needed] (int64)."""
+    return torch.zeros(2, dtype=torch.int64, device=device)
+
+
+def table_size(entries: int) -> int:
+    """Node-table slots for ``entries`` keys: a power of two with load factor at most 1/2."""
+    return 1 << max(4, (2 * max(int(entries), 1) - 1).bit_length())
+
+
+@dataclass
+class HopBuffers:
+    """One hop's sampled neighbours in ELL form (``fanout`` slots per frontier position)."""
+
+    nbr: torch.Tensor        # int64 [capacity * fanout]: global ids
+    counts: torch.Tensor     # int32 [capacity]
+    nbr_local: torch.Tensor  # int32 [capacity * fanout]: positions in the next frontier
+
+
+def check_graph(graph: CSRGraph) -> None:
+    if graph.col.dtype != torch.int32:
+        raise ZeroGNNError("the CUDA sampler needs int32 column ids (graphs with fewer than 2^31 nodes)")
+    if not graph.col.is_cuda:
+        raise ZeroGNNError("the CUDA sampler needs the graph on the GPU")
+
+
+def sample(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, capacity: int, fanout: int,
+           hop_key: torch.Tensor, overflow: torch.Tensor, grid: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample up to ``fanout`` neighbours of each of the first ``n_frontier`` frontier nodes."""
+    if not 0 < fanout <= MAX_FANOUT:
+        raise ZeroGNNError(f"fanout {fanout} is outside 1..{MAX_FANOUT}, the CUDA sampler's limit")
+    device = frontier.device
+    nbr = torch.empty(capacity * fanout, dtype=torch.int64, device=device)
+    counts = torch.empty(capacity, dtype=torch.int32, device=device)
+    launch("sample_neighbors", grid or grid_for(capacity), graph.rowptr, graph.col, frontier, n_frontier,
+           np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, overflow)
+    return nbr, counts
+
+
+def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, counts: torch.Tensor, fanout: int,
+           table_keys: torch.Tensor, table_values: torch.Tensor, new_capacity: int, overflow: torch.Tensor,
+           grid: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Insert frontier and neighbours into the (cleared) node table; return (new nodes, their count)."""
+    device = frontier.device
+    mask = np.int64(table_keys.numel() - 1)
+    new_nodes = torch.full((new_capacity,), torch.iinfo(torch.int64).max, dtype=torch.int64, device=device)
+    new_count = torch.zeros(1, dtype=torch.int32, device=device)
+    launch("dedupe_frontier", grid or grid_for(frontier.numel()), frontier, n_frontier, table_keys, table_values,
+           mask, overflow)
+    launch("dedupe_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
+           table_keys, mask, new_nodes, new_count, np.int32(new_capacity), overflow)
+    return new_nodes, new_count
+
+
+def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, sorted_new: torch.Tensor, new_count: torch.Tensor,
+            nbr: torch.Tensor, counts: torch.Tensor, fanout: int, table_keys: torch.Tensor,
+            table_values: torch.Tensor, next_capacity: int, overflow: torch.Tensor,
+            grid: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The next frontier (frontier + sorted new nodes), its live size, and neighbours' local ids."""
+    device = frontier.device
+    mask = np.int64(table_keys.numel() - 1)
+    next_frontier = torch.empty(next_capacity, dtype=torch.int64, device=device)
+    next_count = torch.empty(1, dtype=torch.int32, device=device)
+    nbr_local = torch.empty(nbr.numel(), dtype=torch.int32, device=device)
+    launch("relabel_nodes", grid or grid_for(next_capacity), frontier, n_frontier, sorted_new, new_count,
+           np.int32(sorted_new.numel()), table_keys, table_values, mask, next_frontier, next_count,
+           np.int32(next_capacity), overflow)
+    launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
+           table_keys, table_values, mask, nbr_local)
+    return next_frontier, next_count, nbr_local
+
+
+def gather_rows(table: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, grid: int | None = None) -> torch.Tensor:
+    """``table[ids[:n_ids]]`` into a buffer with one row per id slot (float32 rows)."""
+    out = torch.empty(ids.numel(), table.shape[1], dtype=torch.float32, device=ids.device)
+    launch("gather_rows", grid or grid_for(out.numel()), table, np.int64(table.shape[1]), ids, n_ids, out)
+    return out
+
+
+def gather_labels(labels: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, grid: int | None = None) -> torch.Tensor:
+    out = torch.empty(ids.numel(), dtype=torch.int64, device=ids.device)
+    launch("gather_labels", grid or grid_for(out.numel()), labels, ids, n_ids, out)
+    return out

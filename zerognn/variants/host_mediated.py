@@ -1,0 +1,77 @@
+"""``host-mediated``: our CUDA kernels, with the host reading each hop's sizes back to allocate.
+
+Per hop: sample into an exact [n, fanout] ELL buffer, put frontier and neighbours into a node table,
+then read the number of new nodes back to the host (the synchronisation this study is about) to
+allocate the next frontier and size the grids exactly. Every buffer is exactly as large as the live
+data, so this variant's peak memory is the *ideal*, metadata-informed allocation ZeroGNN is judged
+against. The model, optimizer and sampling semantics are those of every other variant.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from .. import rng
+from ..cuda import sampling
+from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..sampling import hop_key
+from . import register
+from .base import Variant, phase
+
+
+@register
+class HostMediated(Variant):
+    name = "host-mediated"
+    description = "our CUDA kernels; the host reads every hop's sizes back to allocate exactly (the ideal memory)"
+    requires_cuda = True
+
+    def setup(self) -> None:
+        ds = self.ctx.dataset
+        sampling.check_graph(ds.graph)
+        self._keys_host = torch.empty(len(self.ctx.fanouts), dtype=torch.int64, pin_memory=True)
+        self._overflow = sampling.new_overflow(self.ctx.device)
+        self._batch = torch.full((1,), self.ctx.batch_size, dtype=torch.int32, device=self.ctx.device)
+
+    def sample(self, seeds: torch.Tensor, epoch: int, step: int) -> tuple[torch.Tensor, torch.Tensor, list[EllBlock]]:
+        """Sample every hop; returns the last frontier, its live size (device) and the blocks, seeds first."""
+        ctx = self.ctx
+        graph = ctx.dataset.graph
+        for hop in range(len(ctx.fanouts)):
+            self._keys_host[hop] = rng.as_signed(hop_key(ctx.seed, epoch, step, hop))
+        keys = self._keys_host.to(ctx.device, non_blocking=True)
+        frontier, n, n_dev = seeds, seeds.numel(), self._batch
+        blocks = []
+        for hop, fanout in enumerate(ctx.fanouts):
+            nbr, counts = sampling.sample(graph, frontier, n_dev, n, fanout, keys[hop:hop + 1], self._overflow)
+            table_keys = torch.full((sampling.table_size(n * (fanout + 1)),), -1, dtype=torch.int64, device=ctx.device)
+            table_values = torch.full_like(table_keys, -1, dtype=torch.int32)
+            new_nodes, new_count = sampling.dedupe(frontier, n_dev, nbr, counts, fanout, table_keys, table_values,
+                                                   n * fanout, self._overflow)
+            fresh = int(new_count.item())  # the host-mediated metadata read: one sync per hop
+            sorted_new = torch.sort(new_nodes[:fresh]).values
+            next_frontier, next_dev, nbr_local = sampling.relabel(
+                frontier, n_dev, sorted_new, new_count, nbr, counts, fanout, table_keys, table_values, n + fresh,
+                self._overflow)
+            blocks.append(EllBlock(n, n + fresh, fanout, nbr_local, counts, n_dev))
+            frontier, n, n_dev = next_frontier, n + fresh, next_dev
+        return frontier, n_dev, blocks
+
+    def step(self, epoch: int, step: int, global_step: int) -> None:
+        ctx = self.ctx
+        ds = ctx.dataset
+        seeds = self.seeds(epoch, step)
+        with phase("sample"):
+            last, n_last, blocks = self.sample(seeds, epoch, step)
+        with phase("gather"):
+            x = sampling.gather_rows(ds.features, last, n_last)
+            y = sampling.gather_labels(ds.labels, seeds, self._batch)
+        with phase("forward"):
+            loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
+        with phase("backward"):
+            ctx.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        with phase("optimizer"):
+            ctx.optimizer.step()
+        ctx.loss_log[global_step] = loss.detach()
+
