@@ -84,6 +84,22 @@ def _cmd_build(args: argparse.Namespace) -> None:
         write_json(args.out, {"arch": arch, "cubin_bytes": sizes})
 
 
+def _cmd_bench_ops(args: argparse.Namespace) -> None:
+    import torch
+
+    from .bench.ops import bench_ops, copy_ceiling_gbps, format_table
+    from .datasets import load_dataset
+    from .train.spec import parse_fanouts
+
+    if not torch.cuda.is_available():
+        raise ZeroGNNError("bench-ops times CUDA operators and needs a CUDA GPU")
+    ds = load_dataset(Path(args.dataset_dir)).to("cuda")
+    ceiling = copy_ceiling_gbps()
+    results = bench_ops(ds, args.batch_size, parse_fanouts(args.fanouts), hidden=args.hidden)
+    print(f"{ds.name}, batch {args.batch_size}, fanouts {args.fanouts}; device copy ceiling {ceiling:.0f} GB/s")
+    print(format_table(results, ceiling))
+
+
 def _cmd_variants(args: argparse.Namespace) -> None:
     from .variants import all_variants, runnable_here
 
@@ -164,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--arch", default="auto", help="e.g. sm_90; auto: this GPU's, or sm_90 without one")
     b.add_argument("--out", default=None, help="also write the build summary (JSON) here")
     b.set_defaults(func=_cmd_build)
+
+    o = sub.add_parser("bench-ops", help="time each CUDA operator against its bytes-moved floor (GPU)")
+    o.add_argument("--dataset-dir", required=True)
+    o.add_argument("--batch-size", type=int, default=1024)
+    o.add_argument("--fanouts", default="15,10,5")
+    o.add_argument("--hidden", type=int, default=256)
+    o.set_defaults(func=_cmd_bench_ops)
 
     v = sub.add_parser("variants", help="list registered execution variants")
     v.add_argument("--json", action="store_true")

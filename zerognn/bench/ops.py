@@ -1,0 +1,136 @@
+"""Time each CUDA operator on a real sampled batch and compare it with its bytes-moved floor.
+
+One host-mediated sample of a batch gives realistic frontiers and blocks; each operator is then
+replayed on them and timed with CUDA events (median of ``repeats`` after ``warmup``). The floor counts
+every input byte read once and every output byte written once; achieved bandwidth = floor / time, so a
+kernel that re-reads (gathers from a shared row, hashes into a table) shows below the copy ceiling.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .. import rng
+from ..cuda import sampling
+from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..datasets.store import Dataset
+from ..sampling import batch_seeds, epoch_permutation, hop_key
+
+
+@dataclass
+class OpTiming:
+    name: str
+    us: float
+    floor_bytes: int
+
+    @property
+    def gbps(self) -> float:
+        return self.floor_bytes / (self.us * 1e-6) / 1e9
+
+
+def _time(fn: Callable[[], object], warmup: int, repeats: int) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
+
+
+def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 256, heads: int = 4,
+              warmup: int = 5, repeats: int = 50, seed: int = 0) -> list[OpTiming]:
+    """Time every operator of one training step's sampling and first-layer aggregation."""
+    dev = ds.graph.device
+    seeds = batch_seeds(epoch_permutation(ds.train_idx, seed, 0), 0, batch_size)
+    overflow = sampling.new_overflow(dev)
+    results: list[OpTiming] = []
+    frontier, n = seeds, seeds.numel()
+    n_dev = torch.tensor([n], dtype=torch.int32, device=dev)
+    blocks = []
+    for hop, f in enumerate(fanouts):
+        key = torch.tensor([rng.as_signed(hop_key(seed, 0, 0, hop))], dtype=torch.int64, device=dev)
+        nbr, counts = sampling.sample(ds.graph, frontier, n_dev, n, f, key, overflow)
+        edges = int(counts.sum())
+        results.append(OpTiming(f"sample hop {hop + 1} (n={n:,}, f={f})", _time(
+            lambda: sampling.sample(ds.graph, frontier, n_dev, n, f, key, overflow), warmup, repeats),
+            n * (8 + 16 + 4) + edges * (4 + 8)))
+        size = sampling.table_size(n * (f + 1))
+
+        def fresh_table():
+            return (torch.full((size,), -1, dtype=torch.int64, device=dev), torch.full((size,), -1, dtype=torch.int32, device=dev))
+
+        keys, values = fresh_table()
+        new, new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, values, n * f, overflow)
+        fresh = int(new_count)
+        results.append(OpTiming(f"dedupe hop {hop + 1} (+{fresh:,} new)", _time(
+            lambda: sampling.dedupe(frontier, n_dev, nbr, counts, f, *fresh_table(), n * f, overflow), warmup, repeats),
+            n * 8 + edges * 8 + n * 4 + size * 12 + fresh * 8))
+        sorted_new = torch.sort(new[:fresh]).values
+        out = sampling.relabel(frontier, n_dev, sorted_new, new_count, nbr, counts, f, keys, values, n + fresh, overflow)
+        results.append(OpTiming(f"relabel hop {hop + 1}", _time(
+            lambda: sampling.relabel(frontier, n_dev, sorted_new, new_count, nbr, counts, f, keys, values, n + fresh,
+                                     overflow), warmup, repeats),
+            (n + fresh) * 16 + fresh * 4 + edges * (8 + 4)))
+        blocks.append((EllBlock(n, n + fresh, f, out[2], counts, n_dev), edges))
+        frontier, n, n_dev = out[0], n + fresh, out[1]
+
+    width = ds.num_features
+    results.append(OpTiming(f"gather features ({n:,} x {width})", _time(
+        lambda: sampling.gather_rows(ds.features, frontier, n_dev), warmup, repeats), n * (8 + 8 * width)))
+
+    block, edges = blocks[-1]  # the first GNN layer aggregates the last hop over the widest input
+    x = torch.randn(block.num_src, hidden, device=dev)
+    grad = torch.randn(block.num_dst, hidden, device=dev)
+    rows = 4 * hidden
+    for op in ("mean", "gcn"):
+        fwd = getattr(CUDA_OPS, op)
+        results.append(OpTiming(f"{op} forward ({block.num_dst:,} <- {block.num_src:,})", _time(
+            lambda: fwd(x, block), warmup, repeats), block.num_src * rows + edges * 4 + block.num_dst * (4 + rows)))
+        xg = x.clone().requires_grad_(True)
+        y = fwd(xg, block)
+        results.append(OpTiming(f"{op} backward", _time(
+            lambda: torch.autograd.grad(y, xg, grad, retain_graph=True), warmup, repeats),
+            block.num_dst * (4 + rows) + edges * 4 + 2 * block.num_src * rows))
+    z = torch.randn(block.num_src, heads, hidden // heads, device=dev, requires_grad=True)
+    s_src = torch.randn(block.num_src, heads, device=dev, requires_grad=True)
+    s_dst = torch.randn(block.num_dst, heads, device=dev, requires_grad=True)
+    attention_bytes = block.num_dst * (block.fanout + 1) * heads * 4
+    results.append(OpTiming("gat forward", _time(lambda: CUDA_OPS.gat(z, s_src, s_dst, block, 0.2), warmup, repeats),
+                            block.num_src * (rows + heads * 4) + edges * 4 + block.num_dst * (rows + heads * 4)
+                            + attention_bytes))
+    out = CUDA_OPS.gat(z, s_src, s_dst, block, 0.2)
+    g = torch.randn_like(out)
+    results.append(OpTiming("gat backward", _time(
+        lambda: torch.autograd.grad(out, (z, s_src, s_dst), g, retain_graph=True), warmup, repeats),
+        2 * block.num_src * (rows + heads * 4) + edges * 4 + block.num_dst * (rows + 2 * heads * 4) + attention_bytes))
+    if int(overflow[0]):
+        raise RuntimeError(f"an operator overflowed its buffer (needed {int(overflow[1])})")
+    return results
+
+
+def format_table(results: list[OpTiming], ceiling_gbps: float) -> str:
+    lines = [f"{'operator':<44} {'time us':>9} {'floor MB':>9} {'GB/s':>8} {'of copy':>8}"]
+    for r in results:
+        lines.append(f"{r.name:<44} {r.us:>9.1f} {r.floor_bytes / 1e6:>9.2f} {r.gbps:>8.0f} {r.gbps / ceiling_gbps:>8.1%}")
+    return "\n".join(lines)
+
+
+def copy_ceiling_gbps(bytes_: int = 2**31) -> float:
+    """Device-to-device copy bandwidth (bytes read + written per second), measured here."""
+    src = torch.empty(bytes_ // 4, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    us = _time(lambda: dst.copy_(src), 3, 10)
+    return 2 * bytes_ / (us * 1e-6) / 1e9
+
+
+__all__ = ["OpTiming", "bench_ops", "copy_ceiling_gbps", "format_table"]
