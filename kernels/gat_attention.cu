@@ -1,7 +1,8 @@
 // GAT attention over an ELL block plus the self loop, one warp per (destination, head):
 //   e_k = leaky_relu(score_src[src_k, h] + score_dst[p, h]),  alpha = softmax_k(e),
 //   out[p, h, :] = sum_k alpha_k z[src_k, h, :]          with src_k = nbr_local[p, k] (k < counts[p]) or p.
-// The forward pass stores alpha ([n_dst, fanout + 1, heads], the self loop last) for the backward pass.
+// The forward pass stores alpha ([capacity, fanout + 1, heads], the self loop last) for the backward
+// pass. Neighbours without a local id (-1, dropped by an overflow upstream) get no weight.
 #include "zerognn_common.cuh"
 
 #define ZG_WARP 32
@@ -16,14 +17,18 @@ __device__ __forceinline__ float zg_warp_max(float v) {
     return v;
 }
 
+// Source of slot k (the self loop is slot `cnt`), or -1 for a dropped neighbour.
 __device__ __forceinline__ i64 zg_gat_source(const int* row, int k, int cnt, i64 p) { return k < cnt ? (i64)row[k] : p; }
+
+__device__ __forceinline__ float zg_gat_logit(float pre, float negative_slope) { return pre > 0.f ? pre : pre * negative_slope; }
 
 extern "C" __global__ void gat_attention_forward(
     const float* __restrict__ z, const float* __restrict__ score_src, const float* __restrict__ score_dst,
-    const int* __restrict__ nbr_local, const int* __restrict__ counts, const int* __restrict__ n_dst, int fanout,
-    int heads, int channels, float negative_slope, float* __restrict__ alpha, float* __restrict__ out) {
+    const int* __restrict__ nbr_local, const int* __restrict__ counts, const int* __restrict__ n_dst, int capacity,
+    int fanout, int heads, int channels, float negative_slope, float* __restrict__ alpha, float* __restrict__ out,
+    i64* overflow) {
     const int lane = threadIdx.x % ZG_WARP;
-    const i64 warps = (i64)(*n_dst) * heads;
+    const i64 warps = zg_clamp_live(*n_dst, capacity, overflow) * heads;
     const i64 stride = (i64)gridDim.x * blockDim.x / ZG_WARP;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / ZG_WARP; w < warps; w += stride) {
         const i64 p = w / heads;
@@ -31,32 +36,30 @@ extern "C" __global__ void gat_attention_forward(
         const int cnt = counts[p];
         const int* row = nbr_local + p * fanout;
         const float sd = score_dst[p * heads + h];
+        float* a = alpha + p * (fanout + 1) * heads;
         float m = __int_as_float(0xff800000);  // -inf
         for (int k = lane; k <= cnt; k += ZG_WARP) {
-            float e = score_src[zg_gat_source(row, k, cnt, p) * heads + h] + sd;
-            e = e > 0.f ? e : e * negative_slope;
-            m = fmaxf(m, e);
+            const i64 src = zg_gat_source(row, k, cnt, p);
+            if (src >= 0) m = fmaxf(m, zg_gat_logit(score_src[src * heads + h] + sd, negative_slope));
         }
         m = zg_warp_max(m);
         float s = 0.f;
         for (int k = lane; k <= cnt; k += ZG_WARP) {
-            float e = score_src[zg_gat_source(row, k, cnt, p) * heads + h] + sd;
-            e = e > 0.f ? e : e * negative_slope;
-            s += __expf(e - m);
+            const i64 src = zg_gat_source(row, k, cnt, p);
+            if (src >= 0) s += __expf(zg_gat_logit(score_src[src * heads + h] + sd, negative_slope) - m);
         }
         s = zg_warp_sum(s);
-        float* a = alpha + p * (fanout + 1) * heads;
         for (int k = lane; k <= cnt; k += ZG_WARP) {
-            float e = score_src[zg_gat_source(row, k, cnt, p) * heads + h] + sd;
-            e = e > 0.f ? e : e * negative_slope;
-            a[(k < cnt ? k : fanout) * heads + h] = __expf(e - m) / s;
+            const i64 src = zg_gat_source(row, k, cnt, p);
+            const float e = src >= 0 ? __expf(zg_gat_logit(score_src[src * heads + h] + sd, negative_slope) - m) : 0.f;
+            a[(k < cnt ? k : fanout) * heads + h] = e / s;
         }
         __syncwarp();
         for (int c = lane; c < channels; c += ZG_WARP) {
             float acc = 0.f;
             for (int k = 0; k <= cnt; ++k) {
                 const i64 src = zg_gat_source(row, k, cnt, p);
-                acc += a[(k < cnt ? k : fanout) * heads + h] * z[(src * heads + h) * channels + c];
+                if (src >= 0) acc += a[(k < cnt ? k : fanout) * heads + h] * z[(src * heads + h) * channels + c];
             }
             out[(p * heads + h) * channels + c] = acc;
         }
@@ -67,11 +70,11 @@ extern "C" __global__ void gat_attention_forward(
 extern "C" __global__ void gat_attention_backward(
     const float* __restrict__ grad_out, const float* __restrict__ z, const float* __restrict__ score_src,
     const float* __restrict__ score_dst, const float* __restrict__ alpha, const int* __restrict__ nbr_local,
-    const int* __restrict__ counts, const int* __restrict__ n_dst, int fanout, int heads, int channels,
+    const int* __restrict__ counts, const int* __restrict__ n_dst, int capacity, int fanout, int heads, int channels,
     float negative_slope, float* __restrict__ grad_z, float* __restrict__ grad_score_src,
-    float* __restrict__ grad_score_dst) {
+    float* __restrict__ grad_score_dst, i64* overflow) {
     const int lane = threadIdx.x % ZG_WARP;
-    const i64 warps = (i64)(*n_dst) * heads;
+    const i64 warps = zg_clamp_live(*n_dst, capacity, overflow) * heads;
     const i64 stride = (i64)gridDim.x * blockDim.x / ZG_WARP;
     for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / ZG_WARP; w < warps; w += stride) {
         const i64 p = w / heads;
@@ -84,6 +87,7 @@ extern "C" __global__ void gat_attention_backward(
         float s = 0.f;
         for (int k = 0; k <= cnt; ++k) {
             const i64 src = zg_gat_source(row, k, cnt, p);
+            if (src < 0) continue;
             float dot = 0.f;
             for (int c = lane; c < channels; c += ZG_WARP) dot += g[c] * z[(src * heads + h) * channels + c];
             s += a[(k < cnt ? k : fanout) * heads + h] * zg_warp_sum(dot);
@@ -92,6 +96,7 @@ extern "C" __global__ void gat_attention_backward(
         const float sd = score_dst[p * heads + h];
         for (int k = 0; k <= cnt; ++k) {
             const i64 src = zg_gat_source(row, k, cnt, p);
+            if (src < 0) continue;
             const float ak = a[(k < cnt ? k : fanout) * heads + h];
             float dot = 0.f;
             for (int c = lane; c < channels; c += ZG_WARP) {

@@ -1,11 +1,11 @@
 // Gather rows of a float32 matrix (input features) and entries of an int64 vector (labels) by node id,
-// for the live number of ids read from device memory.
+// for the live number of ids read from device memory, into buffers of `capacity` rows.
 #include "zerognn_common.cuh"
 
 extern "C" __global__ void gather_rows(
     const float* __restrict__ table, i64 row_width, const i64* __restrict__ ids, const int* __restrict__ n_ids,
-    float* __restrict__ out) {
-    const i64 total = (i64)(*n_ids) * row_width;
+    int capacity, float* __restrict__ out, i64* overflow) {
+    const i64 total = zg_clamp_live(*n_ids, capacity, overflow) * row_width;
     ZG_GRID_STRIDE(i, total) {
         const i64 r = i / row_width;
         out[i] = table[ids[r] * row_width + (i - r * row_width)];
@@ -13,6 +13,7 @@ extern "C" __global__ void gather_rows(
 }
 
 extern "C" __global__ void gather_labels(
-    const i64* __restrict__ labels, const i64* __restrict__ ids, const int* __restrict__ n_ids, i64* __restrict__ out) {
-    ZG_GRID_STRIDE(i, *n_ids) { out[i] = labels[ids[i]]; }
+    const i64* __restrict__ labels, const i64* __restrict__ ids, const int* __restrict__ n_ids, int capacity,
+    i64* __restrict__ out, i64* overflow) {
+    ZG_GRID_STRIDE(i, zg_clamp_live(*n_ids, capacity, overflow)) { out[i] = labels[ids[i]]; }
 }

@@ -42,6 +42,16 @@ __device__ __forceinline__ void zg_raise_overflow(i64* overflow, i64 needed) {
 
 // Open addressing with linear probing; `mask` = table size - 1 (a power of two). Keys are node ids
 // (>= 0); ZG_EMPTY marks a free slot. Returns the slot holding `key` and whether this call inserted it.
+// The live count a kernel may touch: min(live, capacity); a live count above the capacity of the
+// buffer being written raises the overflow record (once, from thread 0 of block 0).
+__device__ __forceinline__ i64 zg_clamp_live(i64 live, i64 capacity, i64* overflow) {
+    if (live > capacity) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) zg_raise_overflow(overflow, live);
+        return capacity;
+    }
+    return live;
+}
+
 __device__ __forceinline__ i64 zg_table_insert(i64* keys, i64 mask, i64 key, bool* inserted) {
     i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
     for (i64 probe = 0; probe <= mask; ++probe) {

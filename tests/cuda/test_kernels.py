@@ -1,5 +1,6 @@
 """Our CUDA operators against the reference sampler and PyTorch (GPU only)."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -7,6 +8,7 @@ from tests.conftest import random_graph
 from zerognn import rng
 from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
+from zerognn.cuda.launch import launch
 from zerognn.models import TORCH_OPS
 from zerognn.sampling import Hop, hop_key, sample_hop, sample_subgraph
 
@@ -52,7 +54,7 @@ def run_pipeline(g, seeds, fanouts, seed, epoch, step):
         frontier, next_dev, local = sampling.relabel(frontier, n_dev, sorted_new, new_count, nbr, counts, f, keys,
                                                      values, n + fresh, overflow)
         assert int(next_dev) == n + fresh
-        blocks.append(EllBlock(n, n + fresh, f, local, counts, n_dev))
+        blocks.append(EllBlock(n, n + fresh, f, local, counts, n_dev, overflow))
         frontiers.append(frontier)
         n, n_dev = n + fresh, next_dev
     assert overflow.tolist() == [0, 0]
@@ -87,11 +89,11 @@ def random_block(num_dst=300, num_src=900, fanout=7, seed=0):
     gen = torch.Generator().manual_seed(seed)
     counts = torch.randint(0, fanout + 1, (num_dst,), generator=gen, dtype=torch.int32)
     local = torch.randint(0, num_src, (num_dst * fanout,), generator=gen, dtype=torch.int32)
-    return EllBlock(num_dst, num_src, fanout, local.to(DEV), counts.to(DEV), live(num_dst))
+    return EllBlock(num_dst, num_src, fanout, local.to(DEV), counts.to(DEV), live(num_dst), sampling.new_overflow(DEV))
 
 
 def rel_err(a, b):
-    return float((a - b).norm() / b.norm().clamp(min=1e-30))
+    return float((a - b).detach().norm() / b.detach().norm().clamp(min=1e-30))
 
 
 @pytest.mark.parametrize("op", ["mean", "gcn"])
@@ -131,9 +133,11 @@ def test_gathers():
     table = torch.randn(1000, 33, device=DEV)
     labels = torch.randint(0, 9, (1000,), device=DEV)
     ids = torch.randint(0, 1000, (257,), device=DEV)
-    rows = sampling.gather_rows(table, ids, live(200))
+    overflow = sampling.new_overflow(DEV)
+    rows = sampling.gather_rows(table, ids, live(200), overflow)
     assert torch.equal(rows[:200], table[ids[:200]])
-    assert torch.equal(sampling.gather_labels(labels, ids, live(257)), labels[ids])
+    assert torch.equal(sampling.gather_labels(labels, ids, live(257), overflow), labels[ids])
+    assert overflow.tolist() == [0, 0]
 
 
 def test_overflow_is_flagged_not_written():
@@ -151,3 +155,36 @@ def test_overflow_is_flagged_not_written():
     new, new_count = sampling.dedupe(frontier, live(600), nbr, counts, 5, keys, values, 10, overflow)
     assert overflow[0] == 1 and overflow[1] == new_count[0] > 10
     assert new.numel() == 10
+
+
+def test_row_kernels_never_write_past_their_capacity():
+    """A live count above the output's rows raises the overflow record; rows past the capacity stay poisoned."""
+    block = random_block(num_dst=300, num_src=900, fanout=7, seed=2)
+    x = torch.randn(block.num_src, 16, device=DEV)
+    capacity = 200
+    out = torch.full((block.num_dst, 16), float("nan"), device=DEV)
+    launch("sage_mean_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(300), np.int32(capacity),
+           np.int32(block.fanout), out, block.overflow)
+    assert block.overflow.tolist() == [1, 300]
+    assert not out[:capacity].isnan().any() and out[capacity:].isnan().all()
+    overflow = sampling.new_overflow(DEV)
+    ids = torch.arange(50, device=DEV)
+    rows = torch.full((50, 16), float("nan"), device=DEV)
+    launch("gather_rows", 2, x, np.int64(16), ids, live(50), np.int32(20), rows, overflow)
+    assert overflow.tolist() == [1, 50] and rows[20:].isnan().all() and not rows[:20].isnan().any()
+
+
+def test_dropped_neighbours_are_skipped_not_dereferenced():
+    """A neighbour relabelled to -1 (lost to an upstream overflow) contributes nothing and reads nothing."""
+    block = random_block(seed=3)
+    hop = ell_to_hop(block)
+    local = block.nbr_local.clone()
+    local[::5] = -1
+    dropped = EllBlock(block.num_dst, block.num_src, block.fanout, local, block.counts, block.n_dst, block.overflow)
+    x = torch.randn(block.num_src, 8, device=DEV)
+    out = CUDA_OPS.mean(x, dropped)
+    keep = local.view(block.num_dst, -1)[torch.arange(block.fanout, device=DEV).unsqueeze(0) < block.counts.unsqueeze(1)] >= 0
+    partial = Hop(hop.num_dst, hop.num_src, hop.edge_src[keep], hop.edge_dst[keep])
+    total, _ = TORCH_OPS._sum_and_count(x, partial)
+    expected = total / block.counts.clamp(min=1).unsqueeze(1).float()
+    assert rel_err(out, expected) < 1e-5

@@ -81,12 +81,12 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
             lambda: sampling.relabel(frontier, n_dev, sorted_new, new_count, nbr, counts, f, keys, values, n + fresh,
                                      overflow), warmup, repeats),
             (n + fresh) * 16 + fresh * 4 + edges * (8 + 4)))
-        blocks.append((EllBlock(n, n + fresh, f, out[2], counts, n_dev), edges))
+        blocks.append((EllBlock(n, n + fresh, f, out[2], counts, n_dev, overflow), edges))
         frontier, n, n_dev = out[0], n + fresh, out[1]
 
     width = ds.num_features
     results.append(OpTiming(f"gather features ({n:,} x {width})", _time(
-        lambda: sampling.gather_rows(ds.features, frontier, n_dev), warmup, repeats), n * (8 + 8 * width)))
+        lambda: sampling.gather_rows(ds.features, frontier, n_dev, overflow), warmup, repeats), n * (8 + 8 * width)))
 
     block, edges = blocks[-1]  # the first GNN layer aggregates the last hop over the widest input
     x = torch.randn(block.num_src, hidden, device=dev)

@@ -3,7 +3,8 @@
 A block is an ``EllBlock``: for each destination p, ``counts[p]`` sampled neighbours in slots
 ``nbr_local[p*fanout : p*fanout + counts[p]]`` (positions in the source frontier), and the live number
 of destinations as an int32 device scalar. Kernels read that live count; ``num_dst`` is the rows the
-output buffer has (the exact count for host-mediated, the capacity for a fixed envelope).
+output buffer has (the exact count for host-mediated, the capacity for a fixed envelope), and a live
+count above it raises the block's overflow record instead of writing past the buffer.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class EllBlock:
     nbr_local: torch.Tensor  # int32 [num_dst * fanout]
     counts: torch.Tensor     # int32 [num_dst]
     n_dst: torch.Tensor      # int32 [1], the live destination count
+    overflow: torch.Tensor   # int64 [2], the overflow record kernels raise
 
 
 def _rowwise(name: str, x: torch.Tensor, block: EllBlock, rows: int) -> torch.Tensor:
@@ -32,7 +34,7 @@ def _rowwise(name: str, x: torch.Tensor, block: EllBlock, rows: int) -> torch.Te
     out = (torch.zeros if name.endswith("backward") else torch.empty)(
         (rows,) + tuple(x.shape[1:]), dtype=torch.float32, device=x.device)
     launch(name, grid_for(block.num_dst * width), x, np.int64(width), block.nbr_local, block.counts, block.n_dst,
-           np.int32(block.fanout), out)
+           np.int32(block.num_dst), np.int32(block.fanout), out, block.overflow)
     return out
 
 
@@ -70,8 +72,9 @@ class _GatAttention(torch.autograd.Function):
         out = torch.empty(block.num_dst, heads, channels, dtype=torch.float32, device=z.device)
         warps_per_block = GAT_THREADS // 32
         launch("gat_attention_forward", grid_for(block.num_dst * heads, warps_per_block), z, score_src, score_dst,
-               block.nbr_local, block.counts, block.n_dst, np.int32(block.fanout), np.int32(heads),
-               np.int32(channels), np.float32(negative_slope), alpha, out, threads=GAT_THREADS)
+               block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout),
+               np.int32(heads), np.int32(channels), np.float32(negative_slope), alpha, out, block.overflow,
+               threads=GAT_THREADS)
         ctx.save_for_backward(z, score_src, score_dst, alpha)
         ctx.block, ctx.negative_slope = block, negative_slope
         return out
@@ -86,9 +89,9 @@ class _GatAttention(torch.autograd.Function):
         grad_dst = torch.zeros_like(score_dst)
         warps_per_block = GAT_THREADS // 32
         launch("gat_attention_backward", grid_for(block.num_dst * heads, warps_per_block), grad.contiguous(), z,
-               score_src, score_dst, alpha, block.nbr_local, block.counts, block.n_dst, np.int32(block.fanout),
-               np.int32(heads), np.int32(channels), np.float32(ctx.negative_slope), grad_z, grad_src, grad_dst,
-               threads=GAT_THREADS)
+               score_src, score_dst, alpha, block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst),
+               np.int32(block.fanout), np.int32(heads), np.int32(channels), np.float32(ctx.negative_slope), grad_z,
+               grad_src, grad_dst, block.overflow, threads=GAT_THREADS)
         return grad_z, grad_src, grad_dst, None, None
 
 

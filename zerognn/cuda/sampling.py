@@ -92,14 +92,17 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, sorted_new: torch.
     return next_frontier, next_count, nbr_local
 
 
-def gather_rows(table: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, grid: int | None = None) -> torch.Tensor:
+def gather_rows(table: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, overflow: torch.Tensor,
+                grid: int | None = None) -> torch.Tensor:
     """``table[ids[:n_ids]]`` into a buffer with one row per id slot (float32 rows)."""
     out = torch.empty(ids.numel(), table.shape[1], dtype=torch.float32, device=ids.device)
-    launch("gather_rows", grid or grid_for(out.numel()), table, np.int64(table.shape[1]), ids, n_ids, out)
+    launch("gather_rows", grid or grid_for(out.numel()), table, np.int64(table.shape[1]), ids, n_ids,
+           np.int32(ids.numel()), out, overflow)
     return out
 
 
-def gather_labels(labels: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, grid: int | None = None) -> torch.Tensor:
+def gather_labels(labels: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, overflow: torch.Tensor,
+                  grid: int | None = None) -> torch.Tensor:
     out = torch.empty(ids.numel(), dtype=torch.int64, device=ids.device)
-    launch("gather_labels", grid or grid_for(out.numel()), labels, ids, n_ids, out)
+    launch("gather_labels", grid or grid_for(out.numel()), labels, ids, n_ids, np.int32(ids.numel()), out, overflow)
     return out

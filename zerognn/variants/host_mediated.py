@@ -53,7 +53,7 @@ class HostMediated(Variant):
             next_frontier, next_dev, nbr_local = sampling.relabel(
                 frontier, n_dev, sorted_new, new_count, nbr, counts, fanout, table_keys, table_values, n + fresh,
                 self._overflow)
-            blocks.append(EllBlock(n, n + fresh, fanout, nbr_local, counts, n_dev))
+            blocks.append(EllBlock(n, n + fresh, fanout, nbr_local, counts, n_dev, self._overflow))
             frontier, n, n_dev = next_frontier, n + fresh, next_dev
         return frontier, n_dev, blocks
 
@@ -64,8 +64,8 @@ class HostMediated(Variant):
         with phase("sample"):
             last, n_last, blocks = self.sample(seeds, epoch, step)
         with phase("gather"):
-            x = sampling.gather_rows(ds.features, last, n_last)
-            y = sampling.gather_labels(ds.labels, seeds, self._batch)
+            x = sampling.gather_rows(ds.features, last, n_last, self._overflow)
+            y = sampling.gather_labels(ds.labels, seeds, self._batch, self._overflow)
         with phase("forward"):
             loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
         with phase("backward"):
