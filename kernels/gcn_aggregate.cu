@@ -9,10 +9,7 @@ extern "C" __global__ void gcn_aggregate_forward(
     ZG_GRID_STRIDE(i, total) {
         const i64 p = i / width, c = i - p * width;
         const int cnt = counts[p];
-        const int* row = nbr_local + p * fanout;
-        float acc = x[i];
-        for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc += x[(i64)row[k] * width + c];
-        out[i] = acc / (float)(cnt + 1);
+        out[i] = (x[i] + zg_ell_row_sum(x, width, nbr_local + p * fanout, cnt, c)) / (float)(cnt + 1);
     }
 }
 
@@ -25,7 +22,6 @@ extern "C" __global__ void gcn_aggregate_backward(
         const int cnt = counts[p];
         const float g = grad_out[i] / (float)(cnt + 1);
         atomicAdd(&grad_x[i], g);
-        const int* row = nbr_local + p * fanout;
-        for (int k = 0; k < cnt; ++k) if (row[k] >= 0) atomicAdd(&grad_x[(i64)row[k] * width + c], g);
+        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, g);
     }
 }

@@ -9,9 +9,7 @@ extern "C" __global__ void sage_mean_forward(
     ZG_GRID_STRIDE(i, total) {
         const i64 p = i / width, c = i - p * width;
         const int cnt = counts[p];
-        const int* row = nbr_local + p * fanout;
-        float acc = 0.f;
-        for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc += x[(i64)row[k] * width + c];
+        const float acc = zg_ell_row_sum(x, width, nbr_local + p * fanout, cnt, c);
         out[i] = cnt > 0 ? acc / (float)cnt : 0.f;
     }
 }
@@ -25,8 +23,6 @@ extern "C" __global__ void sage_mean_backward(
         const i64 p = i / width, c = i - p * width;
         const int cnt = counts[p];
         if (cnt == 0) continue;
-        const float g = grad_out[i] / (float)cnt;
-        const int* row = nbr_local + p * fanout;
-        for (int k = 0; k < cnt; ++k) if (row[k] >= 0) atomicAdd(&grad_x[(i64)row[k] * width + c], g);
+        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, grad_out[i] / (float)cnt);
     }
 }

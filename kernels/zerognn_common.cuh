@@ -52,6 +52,18 @@ __device__ __forceinline__ i64 zg_clamp_live(i64 live, i64 capacity, i64* overfl
     return live;
 }
 
+// Sum of column c over the sampled neighbours of one ELL row (slots with local id -1 are skipped).
+__device__ __forceinline__ float zg_ell_row_sum(const float* x, i64 width, const int* row, int cnt, i64 c) {
+    float acc = 0.f;
+    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc += x[(i64)row[k] * width + c];
+    return acc;
+}
+
+// Add g to column c of every sampled neighbour's row of grad_x (the transpose of zg_ell_row_sum).
+__device__ __forceinline__ void zg_ell_row_scatter(float* grad_x, i64 width, const int* row, int cnt, i64 c, float g) {
+    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) atomicAdd(&grad_x[(i64)row[k] * width + c], g);
+}
+
 __device__ __forceinline__ i64 zg_table_insert(i64* keys, i64 mask, i64 key, bool* inserted) {
     i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
     for (i64 probe = 0; probe <= mask; ++probe) {

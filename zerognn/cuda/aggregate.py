@@ -38,26 +38,17 @@ def _rowwise(name: str, x: torch.Tensor, block: EllBlock, rows: int) -> torch.Te
     return out
 
 
-class _SageMean(torch.autograd.Function):
+class _RowAggregation(torch.autograd.Function):
+    """An aggregation that is linear in x, row by row: ``<op>_forward`` and its transpose ``<op>_backward``."""
+
     @staticmethod
-    def forward(ctx, x, block):
-        ctx.block, ctx.num_src = block, x.shape[0]
-        return _rowwise("sage_mean_forward", x, block, block.num_dst)
+    def forward(ctx, x, block, op):
+        ctx.block, ctx.num_src, ctx.op = block, x.shape[0], op
+        return _rowwise(f"{op}_forward", x, block, block.num_dst)
 
     @staticmethod
     def backward(ctx, grad):
-        return _rowwise("sage_mean_backward", grad, ctx.block, ctx.num_src), None
-
-
-class _GcnAggregate(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, block):
-        ctx.block, ctx.num_src = block, x.shape[0]
-        return _rowwise("gcn_aggregate_forward", x, block, block.num_dst)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _rowwise("gcn_aggregate_backward", grad, ctx.block, ctx.num_src), None
+        return _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src), None, None
 
 
 GAT_THREADS = 128
@@ -99,10 +90,10 @@ class CudaOps:
     """``AggregationOps`` over ``EllBlock``s, on our kernels."""
 
     def mean(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
-        return _SageMean.apply(x, block)
+        return _RowAggregation.apply(x, block, "sage_mean")
 
     def gcn(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
-        return _GcnAggregate.apply(x, block)
+        return _RowAggregation.apply(x, block, "gcn_aggregate")
 
     def gat(self, z, score_src, score_dst, block: EllBlock, negative_slope: float) -> torch.Tensor:
         return _GatAttention.apply(z, score_src, score_dst, block, negative_slope)

@@ -55,6 +55,15 @@ class Variant(ABC):
             self._permutation = epoch_permutation(self.ctx.dataset.train_idx, self.ctx.seed, epoch)
         return batch_seeds(self._permutation, step, self.ctx.batch_size)
 
+    def backward_and_update(self, loss: torch.Tensor, global_step: int) -> None:
+        """Backward, optimizer step and the device-side loss log: the tail of every eager step."""
+        with phase("backward"):
+            self.ctx.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        with phase("optimizer"):
+            self.ctx.optimizer.step()
+        self.ctx.loss_log[global_step] = loss.detach()
+
     @abstractmethod
     def step(self, epoch: int, step: int, global_step: int) -> None:
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""

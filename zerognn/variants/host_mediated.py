@@ -68,10 +68,5 @@ class HostMediated(Variant):
             y = sampling.gather_labels(ds.labels, seeds, self._batch, self._overflow)
         with phase("forward"):
             loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
-        with phase("backward"):
-            ctx.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-        with phase("optimizer"):
-            ctx.optimizer.step()
-        ctx.loss_log[global_step] = loss.detach()
+        self.backward_and_update(loss, global_step)
 

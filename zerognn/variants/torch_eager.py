@@ -31,9 +31,4 @@ class TorchEager(Variant):
             y = ds.labels[seeds]
         with phase("forward"):
             loss = F.cross_entropy(ctx.model(x, sub.hops[::-1], TORCH_OPS), y)
-        with phase("backward"):
-            ctx.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-        with phase("optimizer"):
-            ctx.optimizer.step()
-        ctx.loss_log[global_step] = loss.detach()
+        self.backward_and_update(loss, global_step)
