@@ -60,29 +60,68 @@ def test_bad_config_is_rejected_by_the_schema(tmp_path):
     assert "batch_sizes" in result.stdout + result.stderr
 
 
+TOY_BASELINE = """
+import torch.nn.functional as F
+from zerognn.models import TORCH_OPS
+from zerognn.sampling import sample_subgraph
+from zerognn.variants import Variant, phase, register
+
+
+@register
+class ToyBaseline(Variant):
+    name = "toy-baseline"
+    description = "the README's add-a-baseline example"
+
+    def step(self, epoch, step, global_step):
+        ctx, ds = self.ctx, self.ctx.dataset
+        seeds = self.seeds(epoch, step)
+        with phase("sample"):
+            sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
+        with phase("forward"):
+            loss = F.cross_entropy(ctx.model(ds.features[sub.frontiers[-1]], sub.hops[::-1], TORCH_OPS), ds.labels[seeds])
+        self.backward_and_update(loss, global_step)
+"""
+
+
+def figure_variants(cwd: Path, figure: str) -> set[str]:
+    """The variants a rendered figure's legend names (the figure is drawn again from the same files)."""
+    from zerognn.figures.data import FigureData
+    from zerognn.figures.render import FIGURES
+
+    fig = FIGURES[figure](FigureData.load(cwd / "results" / "summary.csv", cwd / "results" / "runs"))
+    return {text.get_text() for legend in fig.legends for text in legend.get_texts()}
+
+
 @pytest.mark.slow
-def test_default_pipeline_runs_end_to_end_on_the_cpu(tmp_path):
+def test_default_pipeline_runs_end_to_end_on_the_cpu_with_an_added_baseline(tmp_path):
     cwd = workflow_copy(tmp_path)
-    # the default config, trimmed to its smallest graph so the test stays quick
+    (cwd / "toy_baseline.py").write_text(TOY_BASELINE)
+    # the default config, trimmed to its smallest graph so the test stays quick, plus one out-of-package
+    # baseline named only in the config
     config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
-    config.update(datasets={"tiny": {"scale": 1.0}}, measure_steps=4)
+    config.update(datasets={"tiny": {"scale": 1.0}}, measure_steps=4, variant_modules=["toy_baseline.py"])
     (cwd / "small.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(cwd, "--cores", "2", "--configfile", "small.yaml")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     summary = pd.read_csv(cwd / "results" / "summary.csv")
     assert set(summary["batch_size"]) == {256, 1024}
-    assert set(summary["variant"]) >= {"torch-eager"}
+    assert {"torch-eager", "toy-baseline"} <= set(summary["variant"])
     assert (summary["step_ms_median"] > 0).all()
-    assert (cwd / "figures" / "batch_sweep.png").is_file()
-    assert (cwd / "figures" / "batch_sweep.pdf").is_file()
+    for name in ("batch_sweep", "loss", "breakdown"):
+        assert (cwd / "figures" / f"{name}.png").is_file() and (cwd / "figures" / f"{name}.pdf").is_file()
+    assert {"torch-eager", "toy-baseline"} <= figure_variants(cwd, "batch_sweep")
     assert sorted((cwd / "logs" / "runs").glob("*.log"))
+    # same samples, same model: the added baseline's losses equal torch-eager's
+    eager = summary[summary["variant"] == "torch-eager"].set_index("batch_size")["final_loss"]
+    toy = summary[summary["variant"] == "toy-baseline"].set_index("batch_size")["final_loss"]
+    assert ((eager - toy).abs() / eager).max() < 1e-5
 
     # `snakemake figures` re-renders from the records on disk and starts no training run
     records = sorted((cwd / "results" / "runs").glob("*.json"))
     stamps = [p.stat().st_mtime_ns for p in records]
     (cwd / "figures" / "batch_sweep.png").unlink()
-    result = snakemake(cwd, "--cores", "1", "figures")
+    result = snakemake(cwd, "--cores", "1", "figures", "--configfile", "small.yaml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert (cwd / "figures" / "batch_sweep.png").is_file()
     assert [p.stat().st_mtime_ns for p in records] == stamps
