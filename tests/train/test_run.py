@@ -84,3 +84,6 @@ def test_cuda_request_without_gpu_is_a_clear_error(tiny_dataset_dir, tmp_path):
         pytest.skip("this machine has a GPU")
     with pytest.raises(ZeroGNNError, match="no CUDA GPU"):
         run(small_spec(device="cuda"), tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
+    with pytest.raises(ZeroGNNError, match="'host-mediated' needs a CUDA GPU"):
+        run(small_spec(variant="host-mediated"), tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
+    assert not (tmp_path / "r.json").exists()
