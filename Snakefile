@@ -26,6 +26,13 @@ include: "workflow/rules/summary.smk"
 include: "workflow/rules/figures.smk"
 
 
+# A baseline outside this package can bring its own rules: they write run records (docs/records.md)
+# into the runs directory, and `extra_run_records` names them so the summary waits for them.
+for extra_rules in config["extra_rule_files"]:
+
+    include: extra_rules
+
+
 rule all:
     default_target: True
     input:

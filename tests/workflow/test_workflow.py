@@ -84,6 +84,44 @@ class ToyBaseline(Variant):
 """
 
 
+EXTERNAL_RULES = """
+rule external_framework:
+    output:
+        "results/runs/tiny__sage__ext-framework__b256__f15-10-5__g1.json",
+    log:
+        "logs/external_framework.log",
+    shell:
+        "python external_record.py {output} > {log} 2>&1"
+"""
+
+# What another framework's harness would write: a record that follows docs/records.md.
+EXTERNAL_RECORD = """
+import json, os, sys
+steps = [9.0, 9.5, 10.0]
+record = {
+    "schema_version": 1,
+    "run_id": "tiny__sage__ext-framework__b256__f15-10-5__g1",
+    "config": {"dataset": "tiny", "model": "sage", "variant": "ext-framework", "batch_size": 256,
+               "fanouts": [15, 10, 5], "hidden": 256, "lr": 0.003, "seed": 0, "warmup_steps": 1,
+               "measure_steps": 3, "profile_steps": 0, "gpus": 1, "device": "cpu", "dtype": "float32"},
+    "dataset": {"name": "tiny", "source": "synthetic-rmat", "num_nodes": 2000, "num_edges": 20000,
+                "num_features": 16, "num_classes": 4, "scale": 1.0},
+    "metrics": {"steps_per_epoch": 4, "step_ms": steps, "step_ms_median": 9.5, "step_ms_p10": 9.1,
+                "step_ms_p90": 9.9, "epoch_s": 0.038, "seeds_per_s": 256 * 1000 / 9.5,
+                "gpu_exec_fraction": None, "host_syncs_per_step": None, "host_launches_per_step": None,
+                "peak_mem_bytes": None, "phase_ms": {}, "window_ms": None},
+    "losses": [1.4, 1.2, 1.1, 1.0],
+    "accuracy": {"val": None, "test": None, "eval_nodes": 0},
+    "variant_info": {},
+    "environment": {"git_commit": None, "gpu_name": None},
+}
+tmp = sys.argv[1] + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(record, f)
+os.replace(tmp, sys.argv[1])
+"""
+
+
 def figure_variants(cwd: Path, figure: str) -> set[str]:
     """The variants a rendered figure's legend names (the figure is drawn again from the same files)."""
     from zerognn.figures.data import FigureData
@@ -94,13 +132,17 @@ def figure_variants(cwd: Path, figure: str) -> set[str]:
 
 
 @pytest.mark.slow
-def test_default_pipeline_runs_end_to_end_on_the_cpu_with_an_added_baseline(tmp_path):
+def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_path):
     cwd = workflow_copy(tmp_path)
     (cwd / "toy_baseline.py").write_text(TOY_BASELINE)
+    (cwd / "external.smk").write_text(EXTERNAL_RULES)
+    (cwd / "external_record.py").write_text(EXTERNAL_RECORD)
     # the default config, trimmed to its smallest graph so the test stays quick, plus one out-of-package
-    # baseline named only in the config
+    # variant and one external rule that writes its own record, both named only in the config
     config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
-    config.update(datasets={"tiny": {"scale": 1.0}}, measure_steps=4, variant_modules=["toy_baseline.py"])
+    config.update(datasets={"tiny": {"scale": 1.0}}, measure_steps=4, variant_modules=["toy_baseline.py"],
+                  extra_rule_files=["external.smk"],
+                  extra_run_records=["results/runs/tiny__sage__ext-framework__b256__f15-10-5__g1.json"])
     (cwd / "small.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(cwd, "--cores", "2", "--configfile", "small.yaml")
     output = result.stdout + result.stderr
@@ -111,11 +153,12 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_an_added_baseline(tmp_
         assert "skipping variant host-mediated: it needs a CUDA GPU" in log
     summary = pd.read_csv(cwd / "results" / "summary.csv")
     assert set(summary["batch_size"]) == {256, 1024}
-    assert {"torch-eager", "toy-baseline"} <= set(summary["variant"])
+    assert {"torch-eager", "toy-baseline", "ext-framework"} <= set(summary["variant"])
     assert (summary["step_ms_median"] > 0).all()
     for name in ("batch_sweep", "loss", "breakdown"):
         assert (cwd / "figures" / f"{name}.png").is_file() and (cwd / "figures" / f"{name}.pdf").is_file()
     assert {"torch-eager", "toy-baseline"} <= figure_variants(cwd, "batch_sweep")
+    assert {"torch-eager", "toy-baseline", "ext-framework"} <= figure_variants(cwd, "loss")
     assert sorted((cwd / "logs" / "runs").glob("*.log"))
     # same samples, same model: the added baseline's losses equal torch-eager's
     eager = summary[summary["variant"] == "torch-eager"].set_index("batch_size")["final_loss"]

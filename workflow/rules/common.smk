@@ -57,7 +57,7 @@ RUN_IDS = [
     for b in config["batch_sizes"]
     for g in config["gpus"]
 ]
-RUN_RECORDS = [f"{RESULTS}/runs/{run_id}.json" for run_id in RUN_IDS]
+RUN_RECORDS = [f"{RESULTS}/runs/{run_id}.json" for run_id in RUN_IDS] + config["extra_run_records"]
 logger.info(f"zerognn: planned {len(RUN_IDS)} runs: datasets {DATASETS}, variants {VARIANTS}, "
             f"models {config['models']}, batch sizes {config['batch_sizes']}, gpus {config['gpus']}")
 
