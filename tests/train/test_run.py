@@ -58,8 +58,6 @@ def test_spec_validation():
         small_spec(fanouts="15,x")
     with pytest.raises(ZeroGNNError, match="batch_size"):
         small_spec(batch_size=0)
-    with pytest.raises(ZeroGNNError, match="multi-GPU"):
-        small_spec(gpus=2)
 
 
 def test_cli_reports_errors_in_one_line(tiny_dataset_dir, tmp_path, capsys):

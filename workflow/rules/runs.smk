@@ -19,6 +19,8 @@ rule run:
         profile=config["profile_steps"],
         eval_nodes=config["eval_nodes"],
         modules=" ".join(f"--variant-module {m}" for m in config["variant_modules"]),
+        # A multi-GPU run is one process per GPU, started by torchrun on this node.
+        launcher=lambda wc: "zerognn" if int(wc.gpus) == 1 else f"torchrun --standalone --nproc-per-node {wc.gpus} -m zerognn",
     threads: workflow.cores
     resources:
         # Timed runs never share a GPU: the default profile caps `gpu` at 1 on a local machine.
@@ -26,7 +28,7 @@ rule run:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn run --dataset {wildcards.dataset} --dataset-dir {input.dataset} --model {wildcards.model} "
+        "{params.launcher} run --dataset {wildcards.dataset} --dataset-dir {input.dataset} --model {wildcards.model} "
         "--variant {wildcards.variant} --batch-size {wildcards.batch} --fanouts {wildcards.fanouts} "
         "--gpus {wildcards.gpus} --hidden {params.hidden} --lr {params.lr} --seed {params.seed} "
         "--warmup-steps {params.warmup} --measure-steps {params.measure} --profile-steps {params.profile} "

@@ -22,6 +22,7 @@ from typing import Callable
 import torch
 
 from ..datasets.store import Dataset, load_dataset
+from ..distributed import World, barrier, init_world, mean_over_ranks, shutdown
 from ..errors import ZeroGNNError
 from ..measure.environment import collect_environment
 from ..measure.trace import profile_window
@@ -61,20 +62,36 @@ def _check_fits(spec: RunSpec, ds: Dataset) -> None:
     if ds.graph.num_nodes >= 2**31:
         # The kernels and the sampler's multiply-shift draw assume int32 node ids and degrees.
         raise ZeroGNNError(f"{ds.name} has {ds.graph.num_nodes} nodes; node ids must fit int32 (< 2^31)")
-    if spec.batch_size > ds.train_idx.numel():
+    if spec.batch_size * spec.gpus > ds.train_idx.numel():
         raise ZeroGNNError(
-            f"batch size {spec.batch_size} exceeds {ds.name}'s {ds.train_idx.numel()} train nodes; "
-            f"use a smaller batch size or a larger scale"
+            f"batch size {spec.batch_size} x {spec.gpus} GPU(s) exceeds {ds.name}'s {ds.train_idx.numel()} train "
+            f"nodes; use a smaller batch size or a larger scale"
         )
 
 
 def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: Progress = _stderr,
         trace_path: str | Path | None = None) -> dict:
-    """Run one configuration and write its record to ``out_path`` (atomically). Returns the record."""
+    """Run one configuration and write its record to ``out_path`` (atomically). Returns the record.
+
+    With ``spec.gpus`` > 1 this is one rank of a torchrun-started data-parallel run: every rank trains,
+    rank 0 measures and writes the record.
+    """
     variant_cls = get_variant(spec.variant, spec.variant_modules)
     device = spec.resolve_device()
     if variant_cls.requires_cuda and device.type != "cuda":
         raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; run it on a GPU machine")
+    world = init_world(spec.gpus, device.type)
+    try:
+        return _run(spec, variant_cls, device, world, dataset_dir, out_path,
+                    progress if world.is_main else (lambda message: None), trace_path)
+    finally:
+        shutdown(world)
+
+
+def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset_dir: str | Path,
+         out_path: str | Path, progress: Progress, trace_path: str | Path | None) -> dict:
+    if device.type == "cuda":
+        device = torch.device("cuda", world.local_rank)
     run_id = make_run_id(spec.dataset, spec.model, spec.variant, spec.batch_size, spec.fanouts, spec.gpus)
 
     host_ds = load_dataset(Path(dataset_dir))
@@ -83,17 +100,18 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     _check_fits(spec, host_ds)
     progress(f"[{run_id}] loading {host_ds.name} ({host_ds.num_nodes:,} nodes, {host_ds.graph.num_edges:,} edges) onto {device}")
     ds = host_ds.to(device) if device.type == "cuda" else host_ds
-    spe = steps_per_epoch(ds.train_idx.numel(), spec.batch_size)
+    spe = steps_per_epoch(ds.train_idx.numel(), spec.batch_size * world.size)
 
     model = build_model(spec.model, ds.num_features, spec.hidden, ds.num_classes, len(spec.fanouts), spec.seed).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=spec.lr, capturable=device.type == "cuda")
     loss_log = torch.zeros(spec.total_steps, dtype=torch.float32, device=device)
-    ctx = VariantContext(ds, model, optimizer, spec.model, spec.fanouts, spec.batch_size, spec.seed, device, loss_log)
+    ctx = VariantContext(ds, model, optimizer, spec.model, spec.fanouts, spec.batch_size, spec.seed, device, loss_log,
+                         world)
 
     if device.type == "cuda":
-        torch.cuda.synchronize()
-        resident = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.synchronize(device)
+        resident = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
     variant = variant_cls(ctx)
     variant.setup()
 
@@ -108,7 +126,7 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
     peak = None
     if device.type == "cuda":
-        peak = torch.cuda.max_memory_allocated() - resident
+        peak = torch.cuda.max_memory_allocated(device) - resident
     median, p10, p90 = percentiles(step_ms)
     progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
 
@@ -118,9 +136,12 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
         first = spec.warmup_steps + spec.measure_steps
         trace_metrics = profile_window(lambda i: run_step(first + i), spec.profile_steps, device, trace_path)
 
-    losses = loss_log.tolist()
+    losses = mean_over_ranks(loss_log, world).tolist()
     if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
         raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")
+    if not world.is_main:
+        barrier(world)  # rank 0 evaluates and writes the record
+        return {}
     eval_nodes = spec.eval_nodes
     val = accuracy(model, ds, ds.val_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
     test = accuracy(model, ds, ds.test_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
@@ -162,4 +183,5 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     }
     write_record(out_path, record)
     progress(f"[{run_id}] wrote {out_path}")
+    barrier(world)
     return record

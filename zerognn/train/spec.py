@@ -57,10 +57,6 @@ class RunSpec:
             raise ZeroGNNError(f"device must be auto, cpu or cuda, got {self.device!r}")
         if self.dtype != "float32":
             raise ZeroGNNError(f"only float32 training is supported, got dtype {self.dtype!r}")
-        if self.gpus != 1:
-            raise ZeroGNNError(
-                f"gpus={self.gpus}: multi-GPU data-parallel runs are not implemented yet; use gpus=1"
-            )
 
     @property
     def total_steps(self) -> int:

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ..datasets.store import Dataset
+from ..distributed import SINGLE, World, average_gradients
 from ..sampling import batch_seeds, epoch_permutation
 
 
@@ -33,6 +34,7 @@ class VariantContext:
     seed: int
     device: torch.device
     loss_log: torch.Tensor    # float32 [total steps] on ``device``
+    world: World = SINGLE     # this process's rank among the data-parallel processes
 
 
 class Variant(ABC):
@@ -49,17 +51,20 @@ class Variant(ABC):
         """One-time preparation before the first step (calibration, compilation, graph capture)."""
 
     def seeds(self, epoch: int, step: int) -> torch.Tensor:
-        """The seeds of ``step`` in ``epoch`` (the permutation is computed once per epoch)."""
+        """This rank's seeds of global step ``step`` in ``epoch`` (the permutation is computed once per epoch)."""
         if epoch != getattr(self, "_permutation_epoch", None):
             self._permutation_epoch = epoch
             self._permutation = epoch_permutation(self.ctx.dataset.train_idx, self.ctx.seed, epoch)
-        return batch_seeds(self._permutation, step, self.ctx.batch_size)
+        world = self.ctx.world
+        return batch_seeds(self._permutation, step * world.size + world.rank, self.ctx.batch_size)
 
     def backward_and_update(self, loss: torch.Tensor, global_step: int) -> None:
         """Backward, optimizer step and the device-side loss log: the tail of every eager step."""
         with phase("backward"):
             self.ctx.optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            if self.ctx.world.size > 1:
+                average_gradients(list(self.ctx.model.parameters()), self.ctx.world)
         with phase("optimizer"):
             self.ctx.optimizer.step()
         self.ctx.loss_log[global_step] = loss.detach()

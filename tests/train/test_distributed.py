@@ -1,0 +1,45 @@
+"""The data-parallel path on the CPU: two gloo processes started by torchrun equal one process with
+twice the batch (sampling is keyed by node, so sharding a global batch changes no sample)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from zerognn.errors import ZeroGNNError
+from zerognn.train import RunSpec, run
+
+ARGS = ["--dataset", "tiny", "--model", "sage", "--variant", "torch-eager", "--fanouts", "5,3", "--hidden", "32",
+        "--warmup-steps", "3", "--measure-steps", "3", "--profile-steps", "0", "--eval-nodes", "0", "--device", "cpu"]
+
+
+@pytest.mark.slow
+def test_two_gloo_ranks_equal_one_process_with_the_global_batch(tiny_dataset_dir, tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    two = tmp_path / "two.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "zerognn",
+         "run", *ARGS, "--dataset-dir", str(tiny_dataset_dir), "--batch-size", "64", "--gpus", "2",
+         "--out", str(two)],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    record = json.loads(two.read_text())
+    assert record["config"]["gpus"] == 2 and record["run_id"].endswith("__b64__f5-3__g2")
+    assert record["metrics"]["seeds_per_s"] == pytest.approx(2 * 64 * 1000 / record["metrics"]["step_ms_median"])
+
+    one = tmp_path / "one.json"
+    single = RunSpec(dataset="tiny", model="sage", variant="torch-eager", batch_size=128, fanouts=[5, 3], hidden=32,
+                     warmup_steps=3, measure_steps=3, profile_steps=0, eval_nodes=0, device="cpu")
+    reference = run(single, tiny_dataset_dir, one, progress=lambda m: None)
+    assert record["metrics"]["steps_per_epoch"] == reference["metrics"]["steps_per_epoch"]
+    for a, b in zip(record["losses"], reference["losses"]):
+        assert a == pytest.approx(b, rel=1e-5)
+
+
+def test_gpus_above_one_need_torchrun(tiny_dataset_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    spec = RunSpec(dataset="tiny", model="sage", variant="torch-eager", batch_size=64, fanouts=[5], gpus=2, device="cpu")
+    with pytest.raises(ZeroGNNError, match="torchrun --standalone --nproc-per-node 2"):
+        run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
