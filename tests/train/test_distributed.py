@@ -43,3 +43,28 @@ def test_gpus_above_one_need_torchrun(tiny_dataset_dir, tmp_path, monkeypatch):
     spec = RunSpec(dataset="tiny", model="sage", variant="torch-eager", batch_size=64, fanouts=[5], gpus=2, device="cpu")
     with pytest.raises(ZeroGNNError, match="torchrun --standalone --nproc-per-node 2"):
         run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
+
+
+@pytest.mark.gpu
+def test_two_gpu_ranks_are_deterministic_and_equal_one_gpu_with_the_global_batch(tiny_dataset_dir, tmp_path):
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA GPUs")
+    records = []
+    for attempt in range(2):
+        out = tmp_path / f"two{attempt}.json"
+        args = [a if a != "cpu" else "cuda" for a in ARGS]
+        result = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "zerognn",
+             "run", *args, "--dataset-dir", str(tiny_dataset_dir), "--batch-size", "64", "--gpus", "2",
+             "--out", str(out)],
+            capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr
+        records.append(json.loads(out.read_text()))
+    single = RunSpec(dataset="tiny", model="sage", variant="torch-eager", batch_size=128, fanouts=[5, 3], hidden=32,
+                     warmup_steps=3, measure_steps=3, profile_steps=0, eval_nodes=0, device="cuda")
+    reference = run(single, tiny_dataset_dir, tmp_path / "one.json", progress=lambda m: None)
+    for a, b, c in zip(records[0]["losses"], records[1]["losses"], reference["losses"]):
+        assert a == pytest.approx(b, rel=1e-6)
+        assert a == pytest.approx(c, rel=1e-4)

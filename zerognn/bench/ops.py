@@ -12,7 +12,6 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 import torch
 
 from .. import rng
