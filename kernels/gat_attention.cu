@@ -2,7 +2,8 @@
 //   e_k = leaky_relu(score_src[src_k, h] + score_dst[p, h]),  alpha = softmax_k(e),
 //   out[p, h, :] = sum_k alpha_k z[src_k, h, :]          with src_k = nbr_local[p, k] (k < counts[p]) or p.
 // The forward pass stores alpha ([capacity, fanout + 1, heads], the self loop last) for the backward
-// pass. Neighbours without a local id (-1, dropped by an overflow upstream) get no weight.
+// pass and zeroes the output rows past the live count. Neighbours without a local id (-1, dropped by an
+// overflow upstream) get no weight.
 #include "zerognn_common.cuh"
 
 #define ZG_WARP 32
@@ -28,11 +29,15 @@ extern "C" __global__ void gat_attention_forward(
     int fanout, int heads, int channels, float negative_slope, float* __restrict__ alpha, float* __restrict__ out,
     i64* overflow) {
     const int lane = threadIdx.x % ZG_WARP;
-    const i64 warps = zg_clamp_live(*n_dst, capacity, overflow) * heads;
+    const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
     const i64 stride = (i64)gridDim.x * blockDim.x / ZG_WARP;
-    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / ZG_WARP; w < warps; w += stride) {
+    for (i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / ZG_WARP; w < (i64)capacity * heads; w += stride) {
         const i64 p = w / heads;
         const int h = (int)(w - p * heads);
+        if (p >= live) {  // padded rows: zero output, never stale
+            for (int c = lane; c < channels; c += ZG_WARP) out[(p * heads + h) * channels + c] = 0.f;
+            continue;
+        }
         const int cnt = counts[p];
         const int* row = nbr_local + p * fanout;
         const float sd = score_dst[p * heads + h];

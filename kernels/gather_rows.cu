@@ -1,14 +1,15 @@
 // Gather rows of a float32 matrix (input features) and entries of an int64 vector (labels) by node id,
-// for the live number of ids read from device memory, into buffers of `capacity` rows.
+// for the live number of ids read from device memory, into buffers of `capacity` rows. Feature rows past
+// the live count are zeroed, so a fixed-size layer over the buffer computes only finite values there.
 #include "zerognn_common.cuh"
 
 extern "C" __global__ void gather_rows(
     const float* __restrict__ table, i64 row_width, const i64* __restrict__ ids, const int* __restrict__ n_ids,
     int capacity, float* __restrict__ out, i64* overflow) {
-    const i64 total = zg_clamp_live(*n_ids, capacity, overflow) * row_width;
-    ZG_GRID_STRIDE(i, total) {
+    const i64 live = zg_clamp_live(*n_ids, capacity, overflow);
+    ZG_GRID_STRIDE(i, (i64)capacity * row_width) {
         const i64 r = i / row_width;
-        out[i] = table[ids[r] * row_width + (i - r * row_width)];
+        out[i] = r < live ? table[ids[r] * row_width + (i - r * row_width)] : 0.f;
     }
 }
 

@@ -5,9 +5,10 @@
 extern "C" __global__ void gcn_aggregate_forward(
     const float* __restrict__ x, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
     const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ out, i64* overflow) {
-    const i64 total = zg_clamp_live(*n_dst, capacity, overflow) * width;
-    ZG_GRID_STRIDE(i, total) {
+    const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
+    ZG_GRID_STRIDE(i, (i64)capacity * width) {
         const i64 p = i / width, c = i - p * width;
+        if (p >= live) { out[i] = 0.f; continue; }  // padded rows: zero, never stale
         const int cnt = counts[p];
         out[i] = (x[i] + zg_ell_row_sum(x, width, nbr_local + p * fanout, cnt, c)) / (float)(cnt + 1);
     }

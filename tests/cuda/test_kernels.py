@@ -158,7 +158,8 @@ def test_overflow_is_flagged_not_written():
 
 
 def test_row_kernels_never_write_past_their_capacity():
-    """A live count above the output's rows raises the overflow record; rows past the capacity stay poisoned."""
+    """A live count above the output's rows raises the overflow record; rows past the capacity stay poisoned;
+    rows between a smaller live count and the capacity are zeroed."""
     block = random_block(num_dst=300, num_src=900, fanout=7, seed=2)
     x = torch.randn(block.num_src, 16, device=DEV)
     capacity = 200
@@ -167,6 +168,11 @@ def test_row_kernels_never_write_past_their_capacity():
            np.int32(block.fanout), out, block.overflow)
     assert block.overflow.tolist() == [1, 300]
     assert not out[:capacity].isnan().any() and out[capacity:].isnan().all()
+    # a live count below the capacity: the rows between them are zeroed (finite for fixed-size layers)
+    out.fill_(float("nan"))
+    launch("sage_mean_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(150), np.int32(capacity),
+           np.int32(block.fanout), out, block.overflow)
+    assert torch.all(out[150:capacity] == 0) and out[capacity:].isnan().all()
     overflow = sampling.new_overflow(DEV)
     ids = torch.arange(50, device=DEV)
     rows = torch.full((50, 16), float("nan"), device=DEV)
