@@ -11,9 +11,11 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from cuda.core import Device, LaunchConfig, Stream
+from cuda.core import launch as cuda_launch
 
 from ..errors import ZeroGNNError
-from .build import compile_operator, kernel_operator
+from .build import compile_operator, kernel_operator, operators
 
 THREADS = 256
 
@@ -25,11 +27,7 @@ def device_arch(device: int | None = None) -> str:
 
 @lru_cache(maxsize=None)
 def _module(operator: str, device: int):
-    from cuda.core import Device
-
     Device(device).set_current()
-    from .build import operators
-
     return compile_operator(operators()[operator], device_arch(device))
 
 
@@ -38,12 +36,15 @@ def kernel(name: str, device: int):
     return _module(kernel_operator(name).name, device).get_kernel(name)
 
 
+@lru_cache(maxsize=None)
+def _max_blocks(device: int) -> int:
+    return 32 * torch.cuda.get_device_properties(device).multi_processor_count
+
+
 def grid_for(elements: int, threads: int = THREADS, max_blocks: int | None = None) -> int:
     """Blocks for ``elements`` grid-stride work items (at least 1; kernels loop over the rest)."""
     blocks = max(1, -(-int(elements) // threads))
-    if max_blocks is None:
-        max_blocks = 32 * torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    return min(blocks, max_blocks)
+    return min(blocks, max_blocks or _max_blocks(torch.cuda.current_device()))
 
 
 def _arg(value):
@@ -58,9 +59,6 @@ def _arg(value):
 
 def launch(name: str, grid: int, *args, threads: int = THREADS) -> None:
     """Launch kernel ``name`` with ``grid`` blocks of ``threads`` on the current stream."""
-    from cuda.core import LaunchConfig, Stream
-    from cuda.core import launch as cuda_launch
-
     device = torch.cuda.current_device()
     stream = Stream.from_handle(torch.cuda.current_stream().cuda_stream)
     cuda_launch(stream, LaunchConfig(grid=int(grid), block=threads), kernel(name, device), *map(_arg, args))
