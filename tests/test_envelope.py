@@ -42,7 +42,7 @@ def test_growth_after_an_overflow_keeps_capacities_monotone():
 
 def test_record_lists_provisioned_and_live_sizes():
     env = Envelope(4, (2,), (4, 10), "calibrated", {"margin": 0.1})
-    rec = env.record([torch.tensor([6, 8, 7])])
+    rec = env.record(live_max=[8], live_mean=[7.0])
     assert rec == {"policy": "calibrated", "margin": 0.1,
                    "hops": [{"hop": 1, "provisioned": 10, "live_max": 8, "live_mean": 7.0}]}
 

@@ -88,6 +88,8 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
     import torch
 
     from .bench.ops import bench_ops, copy_ceiling_gbps, format_table
+    from .bench.padding import bench_gemm_padding, format_padding
+    from .envelope import calibrate
     from .datasets import load_dataset
     from .train.spec import parse_fanouts
 
@@ -98,6 +100,9 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
     results = bench_ops(ds, args.batch_size, parse_fanouts(args.fanouts), hidden=args.hidden)
     print(f"{ds.name}, batch {args.batch_size}, fanouts {args.fanouts}; device copy ceiling {ceiling:.0f} GB/s")
     print(format_table(results, ceiling))
+    envelope = calibrate(ds.graph, ds.train_idx, args.batch_size, parse_fanouts(args.fanouts), seed=0)
+    print(f"\ndense layers over the calibrated envelope {list(envelope.frontier_capacity)} vs exact sizes (SAGE)")
+    print(format_padding(bench_gemm_padding(ds, envelope, args.hidden, ds.num_classes)))
 
 
 def _cmd_variants(args: argparse.Namespace) -> None:

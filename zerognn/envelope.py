@@ -59,14 +59,15 @@ class Envelope:
             caps[h] = max(caps[h], caps[h - 1])
         return replace(self, frontier_capacity=tuple(caps))
 
-    def record(self, live: list[torch.Tensor] | None = None) -> dict:
+    def record(self, live_max: list[int] | None = None, live_mean: list[float] | None = None) -> dict:
         """``variant_info.envelope`` for the run record: per hop, provisioned and (if given) live sizes."""
         hops = []
         for h, capacity in enumerate(self.frontier_capacity[1:], start=1):
             row = {"hop": h, "provisioned": int(capacity)}
-            if live is not None:
-                sizes = live[h - 1].double()
-                row |= {"live_max": int(sizes.max()), "live_mean": float(sizes.mean())}
+            if live_max is not None:
+                row["live_max"] = int(live_max[h - 1])
+            if live_mean is not None:
+                row["live_mean"] = float(live_mean[h - 1])
             hops.append(row)
         return {"policy": self.policy, "hops": hops, **self.calibration}
 

@@ -8,7 +8,7 @@ from zerognn.errors import ZeroGNNError
 EXPECTED_KERNELS = {
     "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors", "gather_rows",
     "gather_labels", "sage_mean_forward", "sage_mean_backward", "gcn_aggregate_forward", "gcn_aggregate_backward",
-    "gat_attention_forward", "gat_attention_backward",
+    "gat_attention_forward", "gat_attention_backward", "step_begin", "step_end",
 }
 
 

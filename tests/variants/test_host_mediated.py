@@ -4,29 +4,16 @@ import pytest
 import torch
 
 from zerognn.datasets import load_dataset
-from zerognn.models import build_model
 from zerognn.sampling import sample_subgraph
-from zerognn.variants import VariantContext, get_variant
+
+from .runner import run_steps
 
 pytestmark = pytest.mark.gpu
 
 
-def run(ds, variant, model_name, steps, batch=128, fanouts=(5, 3)):
-    model = build_model(model_name, ds.num_features, 64, ds.num_classes, len(fanouts), seed=0).cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=0.003, capturable=True)
-    ctx = VariantContext(ds, model, opt, model_name, list(fanouts), batch, 0, torch.device("cuda"),
-                         torch.zeros(steps, device="cuda"))
-    v = get_variant(variant)(ctx)
-    v.setup()
-    per_epoch = ds.train_idx.numel() // batch
-    for g in range(steps):
-        v.step(*divmod(g, per_epoch), g)
-    return v, ctx.loss_log.cpu()
-
-
 def test_host_mediated_samples_equal_the_reference(tiny_dataset_dir):
     ds = load_dataset(tiny_dataset_dir).to("cuda")
-    v, _ = run(ds, "host-mediated", "sage", 1)
+    v, _, _ = run_steps(ds, "host-mediated", "sage", 1)
     seeds = v.seeds(0, 0)
     last, n_last, blocks = v.sample(seeds, 0, 0)
     ref = sample_subgraph(ds.graph, seeds, [5, 3], 0, 0, 0)
@@ -38,7 +25,7 @@ def test_host_mediated_samples_equal_the_reference(tiny_dataset_dir):
 @pytest.mark.parametrize("model_name", ["sage", "gcn", "gat"])
 def test_losses_match_torch_eager_over_50_steps(tiny_dataset_dir, model_name):
     ds = load_dataset(tiny_dataset_dir).to("cuda")
-    _, eager = run(ds, "torch-eager", model_name, 50)
-    _, mediated = run(ds, "host-mediated", model_name, 50)
+    _, eager, _ = run_steps(ds, "torch-eager", model_name, 50)
+    _, mediated, _ = run_steps(ds, "host-mediated", model_name, 50)
     rel = ((mediated - eager).abs() / eager.abs()).max()
     assert rel < 1e-4, (rel, eager[:5], mediated[:5])

@@ -54,7 +54,7 @@ RUN_IDS = [
     for d in DATASETS
     for m in config["models"]
     for v in VARIANTS
-    for b in config["batch_sizes"]
+    for b in config["batch_sizes_by_model"].get(m, config["batch_sizes"])
     for g in config["gpus"]
 ]
 RUN_RECORDS = [f"{RESULTS}/runs/{run_id}.json" for run_id in RUN_IDS] + config["extra_run_records"]

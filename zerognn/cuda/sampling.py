@@ -15,6 +15,7 @@ import torch
 
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
+from .aggregate import EllBlock
 from .launch import grid_for, launch
 
 MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
@@ -77,12 +78,17 @@ def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, 
 def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, sorted_new: torch.Tensor, new_count: torch.Tensor,
             nbr: torch.Tensor, counts: torch.Tensor, fanout: int, table_keys: torch.Tensor,
             table_values: torch.Tensor, next_capacity: int, overflow: torch.Tensor,
-            grid: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The next frontier (frontier + sorted new nodes), its live size, and neighbours' local ids."""
+            grid: int | None = None, next_count: torch.Tensor | None = None,
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The next frontier (frontier + sorted new nodes), its live size, and neighbours' local ids.
+
+    ``next_count`` (int32 [1]) receives the live size when given, e.g. a slot of a per-hop size log.
+    """
     device = frontier.device
     mask = np.int64(table_keys.numel() - 1)
     next_frontier = torch.empty(next_capacity, dtype=torch.int64, device=device)
-    next_count = torch.empty(1, dtype=torch.int32, device=device)
+    if next_count is None:
+        next_count = torch.empty(1, dtype=torch.int32, device=device)
     nbr_local = torch.empty(nbr.numel(), dtype=torch.int32, device=device)
     launch("relabel_nodes", grid or grid_for(next_capacity), frontier, n_frontier, sorted_new, new_count,
            np.int32(sorted_new.numel()), table_keys, table_values, mask, next_frontier, next_count,
@@ -106,3 +112,29 @@ def gather_labels(labels: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, 
     out = torch.empty(ids.numel(), dtype=torch.int64, device=ids.device)
     launch("gather_labels", grid or grid_for(out.numel()), labels, ids, n_ids, np.int32(ids.numel()), out, overflow)
     return out
+
+
+def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, capacity: int, fanout: int,
+                   hop_key: torch.Tensor, overflow: torch.Tensor, new_capacity: int, next_capacity: int | None = None,
+                   next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+    """One hop: sample, dedupe and relabel; returns (next frontier, its live size, the hop's block).
+
+    ``frontier`` holds ``capacity`` slots of which ``n_frontier`` (device) are live. With
+    ``next_capacity=None`` the host reads the number of new nodes back (one synchronisation) and sizes
+    the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves the
+    device: the whole padded buffer of new nodes is sorted (unused slots hold int64 max and sort last)
+    and a live size above a capacity raises ``overflow`` — fixed-launch control.
+    """
+    nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow)
+    table_keys = torch.full((table_size(capacity * (fanout + 1)),), -1, dtype=torch.int64, device=frontier.device)
+    table_values = torch.full_like(table_keys, -1, dtype=torch.int32)
+    new_nodes, new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, table_values, new_capacity,
+                                  overflow)
+    if next_capacity is None:
+        fresh = int(new_count.item())  # the host-mediated metadata read
+        new_nodes, next_capacity = new_nodes[:fresh], capacity + fresh
+    sorted_new = torch.sort(new_nodes).values
+    next_frontier, next_live, nbr_local = relabel(frontier, n_frontier, sorted_new, new_count, nbr, counts, fanout,
+                                                  table_keys, table_values, next_capacity, overflow,
+                                                  next_count=next_count)
+    return next_frontier, next_live, EllBlock(capacity, next_capacity, fanout, nbr_local, counts, n_frontier, overflow)

@@ -114,6 +114,11 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         torch.cuda.reset_peak_memory_stats(device)
     variant = variant_cls(ctx)
     variant.setup()
+    if device.type == "cuda":
+        # Steady-state peak: setup's transients (calibration, capture warm-up) are not part of a step,
+        # while what setup keeps (envelope buffers, graph pools) stays allocated and is counted.
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
 
     def run_step(g: int) -> None:
         epoch, step = divmod(g, spe)
@@ -136,6 +141,7 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         first = spec.warmup_steps + spec.measure_steps
         trace_metrics = profile_window(lambda i: run_step(first + i), spec.profile_steps, device, trace_path)
 
+    variant.finish()
     losses = mean_over_ranks(loss_log, world).tolist()
     if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
         raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")

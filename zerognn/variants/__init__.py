@@ -18,7 +18,12 @@ from ..errors import ZeroGNNError
 from .base import Variant, VariantContext, phase
 
 _REGISTRY: dict[str, type[Variant]] = {}
-_BUILTIN_MODULES = ("zerognn.variants.torch_eager", "zerognn.variants.host_mediated")
+_BUILTIN_MODULES = (
+    "zerognn.variants.torch_eager",
+    "zerognn.variants.host_mediated",
+    "zerognn.variants.zerognn",
+    "zerognn.variants.zerognn_worstcase",
+)
 _builtins_loaded = False
 
 

@@ -3,7 +3,7 @@
 A variant owns *control* — who reads sizes, who launches what, how buffers are provisioned — never the
 math: the model, optimizer, dataset and sampling semantics come in through ``VariantContext`` and are
 the same for all variants. The training loop calls ``setup()`` once, then ``step()`` for each global
-step; a step writes its loss into ``ctx.loss_log[global_step]`` on the device and must not read it back.
+step, then ``finish()``; a step writes its loss into ``ctx.loss_log[global_step]`` on the device and must not read it back.
 """
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ class Variant(ABC):
     @abstractmethod
     def step(self, epoch: int, step: int, global_step: int) -> None:
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
+
+    def finish(self) -> None:
+        """Called once after the last step, before losses are read: settle any deferred work."""
 
     def info(self) -> dict[str, Any]:
         """Variant-specific facts for the run record (``variant_info``): envelopes, captures, ..."""

@@ -40,21 +40,13 @@ class HostMediated(Variant):
         for hop in range(len(ctx.fanouts)):
             self._keys_host[hop] = rng.as_signed(hop_key(ctx.seed, epoch, step, hop))
         keys = self._keys_host.to(ctx.device, non_blocking=True)
-        frontier, n, n_dev = seeds, seeds.numel(), self._batch
+        frontier, n_dev = seeds, self._batch
         blocks = []
         for hop, fanout in enumerate(ctx.fanouts):
-            nbr, counts = sampling.sample(graph, frontier, n_dev, n, fanout, keys[hop:hop + 1], self._overflow)
-            table_keys = torch.full((sampling.table_size(n * (fanout + 1)),), -1, dtype=torch.int64, device=ctx.device)
-            table_values = torch.full_like(table_keys, -1, dtype=torch.int32)
-            new_nodes, new_count = sampling.dedupe(frontier, n_dev, nbr, counts, fanout, table_keys, table_values,
-                                                   n * fanout, self._overflow)
-            fresh = int(new_count.item())  # the host-mediated metadata read: one sync per hop
-            sorted_new = torch.sort(new_nodes[:fresh]).values
-            next_frontier, next_dev, nbr_local = sampling.relabel(
-                frontier, n_dev, sorted_new, new_count, nbr, counts, fanout, table_keys, table_values, n + fresh,
-                self._overflow)
-            blocks.append(EllBlock(n, n + fresh, fanout, nbr_local, counts, n_dev, self._overflow))
-            frontier, n, n_dev = next_frontier, n + fresh, next_dev
+            n = frontier.numel()
+            frontier, n_dev, block = sampling.sample_hop_ell(graph, frontier, n_dev, n, fanout, keys[hop:hop + 1],
+                                                             self._overflow, n * fanout)
+            blocks.append(block)
         return frontier, n_dev, blocks
 
     def step(self, epoch: int, step: int, global_step: int) -> None:

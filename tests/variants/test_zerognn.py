@@ -1,0 +1,120 @@
+"""zerognn draws the reference samples, trains like host-mediated, never syncs, and survives overflow (GPU)."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from zerognn.datasets import load_dataset
+from zerognn.envelope import Envelope
+from zerognn.sampling import batch_seeds, epoch_permutation, sample_subgraph
+from zerognn.variants.zerognn import ZeroGNN
+
+from .runner import run_steps
+
+pytestmark = pytest.mark.gpu
+FANOUTS = [5, 3]
+
+
+@pytest.fixture(scope="module")
+def ds(tiny_dataset_dir):
+    return load_dataset(tiny_dataset_dir).to("cuda")
+
+
+def sampled_edges(frontiers, blocks, live, hop):
+    """The (dst, src) global-id pairs of one hop of the variant's last replayed sample."""
+    block, n = blocks[hop], live[hop]
+    counts = block.counts[:n].tolist()
+    local = block.nbr_local[: n * block.fanout].view(n, block.fanout).tolist()
+    dst, src = frontiers[hop].tolist(), frontiers[hop + 1].tolist()
+    return {(dst[p], src[local[p][k]]) for p in range(n) for k in range(counts[p])}
+
+
+def test_every_step_samples_exactly_the_reference(ds):
+    v, _, _ = run_steps(ds, "zerognn", "sage", 0, fanouts=FANOUTS)
+    per_epoch = ds.train_idx.numel() // 128
+    for g in range(per_epoch + 2):  # crosses an epoch boundary: the next permutation row
+        epoch, step = divmod(g, per_epoch)
+        v.step(epoch, step, g)
+        torch.cuda.synchronize()
+        frontiers, blocks = v.sampled
+        live = v.control.live.tolist()
+        seeds = batch_seeds(epoch_permutation(ds.train_idx, 0, epoch), step, 128)
+        ref = sample_subgraph(ds.graph, seeds, FANOUTS, 0, epoch, step)
+        for h in range(len(FANOUTS) + 1):
+            assert live[h] == ref.frontiers[h].numel()
+            assert torch.equal(frontiers[h][: live[h]], ref.frontiers[h]), (g, h)
+        for h in range(len(FANOUTS)):
+            assert sampled_edges(frontiers, blocks, live, h) == ref.edge_set(h), (g, h)
+
+
+@pytest.mark.parametrize("model_name", ["sage", "gcn", "gat"])
+def test_losses_match_host_mediated_over_100_steps(ds, model_name):
+    _, mediated, p_mediated = run_steps(ds, "host-mediated", model_name, 100, fanouts=FANOUTS)
+    v, zero, p_zero = run_steps(ds, "zerognn", model_name, 100, fanouts=FANOUTS)
+    rel = ((zero - mediated).abs() / mediated.abs()).max()
+    assert rel < 1e-4, (rel, mediated[:5], zero[:5])
+    assert v.info()["committed_steps"] == 100
+    for a, b in zip(p_mediated, p_zero):
+        assert torch.allclose(a, b, rtol=1e-3, atol=1e-5)
+
+
+def test_steady_state_never_synchronises(ds):
+    def roomy(v):
+        v.margin = 1.0  # no overflow: this test is about the steady state
+
+    v, _, _ = run_steps(ds, "zerognn", "sage", 2, fanouts=FANOUTS, configure=roomy)
+    per_epoch = ds.train_idx.numel() // 128
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for g in range(2, 40):
+            v.step(*divmod(g, per_epoch), g)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    v.finish()
+    assert v.info()["overflow_rollbacks"] == 0 and v.info()["committed_steps"] == 40
+
+
+def test_forced_overflow_is_rolled_back_regrown_and_trains_like_host_mediated(ds):
+    def squeeze(v):
+        def too_small():
+            env = ZeroGNN.make_envelope(v)
+            caps = [env.batch_size]
+            for cap in env.frontier_capacity[1:]:
+                caps.append(max(caps[-1], math.ceil(cap * 0.6)))
+            return dataclasses.replace(env, frontier_capacity=tuple(caps))
+        v.make_envelope = too_small
+
+    _, mediated, p_mediated = run_steps(ds, "host-mediated", "sage", 30, fanouts=FANOUTS)
+    v, zero, p_zero = run_steps(ds, "zerognn", "sage", 30, fanouts=FANOUTS, configure=squeeze)
+    info = v.info()
+    assert info["overflow_rollbacks"] >= 1 and info["recoveries"], info
+    assert info["committed_steps"] == 30 and len(info["captures"]) == 1 + len(info["recoveries"])
+    assert isinstance(v.envelope, Envelope) and v.envelope.frontier_capacity != tuple(info["captures"][0]["frontier_capacity"])
+    rel = ((zero - mediated).abs() / mediated.abs()).max()
+    assert rel < 1e-4, (rel, mediated[:5], zero[:5])
+    for a, b in zip(p_mediated, p_zero):
+        assert torch.allclose(a, b, rtol=1e-3, atol=1e-5)
+
+
+def test_worst_case_ablation_trains_the_same(ds):
+    _, mediated, _ = run_steps(ds, "host-mediated", "sage", 20, fanouts=FANOUTS)
+    v, worst, _ = run_steps(ds, "zerognn-worstcase", "sage", 20, fanouts=FANOUTS)
+    assert v.info()["envelope"]["policy"] == "worst-case"
+    assert ((worst - mediated).abs() / mediated.abs()).max() < 1e-4
+
+
+def test_run_record_shows_one_launch_no_sync_and_the_envelope(tiny_dataset_dir, tmp_path):
+    from zerognn.train import RunSpec, run
+
+    # The worst-case envelope never overflows, so the profiled window is pure steady state.
+    spec = RunSpec(dataset="tiny", model="sage", variant="zerognn-worstcase", batch_size=128, fanouts=FANOUTS,
+                   hidden=32, warmup_steps=3, measure_steps=10, profile_steps=5, eval_nodes=200, device="cuda")
+    record = run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
+    m, info = record["metrics"], record["variant_info"]
+    assert m["host_syncs_per_step"] == 0 and m["host_launches_per_step"] == 1, m
+    assert m["peak_mem_bytes"] > 0 and m["gpu_exec_fraction"] > 0
+    assert info["committed_steps"] == 18 and info["overflow_rollbacks"] == 0
+    for hop in info["envelope"]["hops"]:
+        assert 0 < hop["live_mean"] <= hop["live_max"] <= hop["provisioned"]

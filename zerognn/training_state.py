@@ -1,0 +1,64 @@
+"""One float32 buffer holding the model's parameters and the optimizer's state, as views.
+
+A step that may be rolled back on the device (ZeroGNN's overflow path) must snapshot and restore the
+whole training state inside its CUDA Graph. With every parameter and every optimizer-state tensor
+re-homed as a view of one flat buffer, that is one copy before the step and one conditional copy
+after it, bit-exact, whatever the model. Adam's state is created up front (zeros, step 0, exactly
+what its first step would create) so that the buffer exists before capture.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .errors import ZeroGNNError
+
+
+def _materialize_adam_state(optimizer: torch.optim.Optimizer, params: list[nn.Parameter]) -> None:
+    """Create Adam's lazily-initialised state now, equal to its initial value (all zeros)."""
+    if type(optimizer) is not torch.optim.Adam:
+        raise ZeroGNNError(f"a flat training state supports torch.optim.Adam, not {type(optimizer).__name__}")
+    if any(optimizer.state.get(p) for p in params):
+        raise ZeroGNNError("flatten the training state before the optimizer's first step")
+    saved = [p.detach().clone() for p in params]
+    for p in params:
+        p.grad = torch.zeros_like(p)
+    optimizer.step()  # zero gradients: moments stay 0 and parameters do not move; only `step` advances
+    with torch.no_grad():
+        for p, value in zip(params, saved):
+            p.copy_(value)
+            p.grad = None
+            for v in optimizer.state[p].values():
+                if torch.is_tensor(v):
+                    v.zero_()
+
+
+def flatten_training_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> torch.Tensor:
+    """Re-home parameters and optimizer state into one float32 buffer; return it.
+
+    Values are unchanged; afterwards ``p.data`` and ``optimizer.state[p][k]`` are views of the buffer.
+    """
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    if {id(p) for p in params} != {id(p) for p in model.parameters()}:
+        raise ZeroGNNError("the optimizer must own exactly the model's parameters")
+    _materialize_adam_state(optimizer, params)
+    slots: list[tuple[torch.Tensor, nn.Parameter, str | None]] = []
+    for p in params:
+        slots.append((p.data, p, None))
+        slots += [(v, p, k) for k, v in optimizer.state[p].items() if torch.is_tensor(v)]
+    for tensor, _, key in slots:
+        if tensor.dtype != torch.float32 or tensor.device != params[0].device:
+            raise ZeroGNNError(f"training state {key or 'parameter'} is {tensor.dtype} on {tensor.device}; "
+                               f"a flat state needs float32 on {params[0].device} (Adam with capturable=True)")
+    flat = torch.empty(sum(t.numel() for t, _, _ in slots), dtype=torch.float32, device=params[0].device)
+    offset = 0
+    for tensor, p, key in slots:
+        view = flat[offset:offset + tensor.numel()].view(tensor.shape)
+        view.copy_(tensor)
+        if key is None:
+            p.data = view
+        else:
+            optimizer.state[p][key] = view
+        offset += tensor.numel()
+    return flat
