@@ -9,7 +9,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --find-links .whl -e ".[test]" > /dev/null 2>&1 || echo "wheel install failed"
 echo "== pytest -m gpu $*"
-timeout "${PYTEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -x "$@" 2>&1 \
+timeout "${PYTEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider "$@" 2>&1 \
     | tee "$OUT/pytest-gpu.log" | tail -25
 echo "== products-like, SAGE 15-10-5, B=1024"
 zerognn dataset make products-like --out data/products-like > "$OUT/dataset.log" 2>&1 || tail -5 "$OUT/dataset.log"
