@@ -3,7 +3,7 @@
 #include "zerognn_common.cuh"
 
 extern "C" __global__ void relabel_nodes(
-    const i64* __restrict__ frontier, const int* __restrict__ n_frontier, const i64* __restrict__ sorted_new,
+    const i64* __restrict__ frontier, const int* __restrict__ n_frontier, const int* __restrict__ sorted_new,
     const int* __restrict__ new_count, int new_capacity, const i64* keys, int* values, i64 table_mask,
     i64* __restrict__ next_frontier, int* next_count, int next_capacity, i64* overflow) {
     const i64 n = *n_frontier;

@@ -15,7 +15,12 @@ echo "== products-like, SAGE 15-10-5, B=1024"
 zerognn dataset make products-like --out data/products-like > "$OUT/dataset.log" 2>&1 || tail -5 "$OUT/dataset.log"
 for variant in ${CHECK_VARIANTS:-host-mediated zerognn zerognn-worstcase}; do
     timeout 120 zerognn run --dataset products-like --dataset-dir data/products-like --variant "$variant" \
-        --batch-size 1024 --fanouts 15,10,5 --out "results/check/$variant.json" 2>&1 | tail -3
+        --batch-size 1024 --fanouts 15,10,5 --out "results/check/$variant.json" \
+        --trace "results/check/$variant.trace.json.gz" 2>&1 | tail -2
+done
+for variant in zerognn host-mediated; do
+    echo "== kernels per step: $variant"
+    python3 scripts/kernel_summary.py "results/check/$variant.trace.json.gz" --steps 5 --top 45
 done
 python3 - <<'PY'
 import glob, json

@@ -66,7 +66,7 @@ def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, 
     """Insert frontier and neighbours into the (cleared) node table; return (new nodes, their count)."""
     device = frontier.device
     mask = np.int64(table_keys.numel() - 1)
-    new_nodes = torch.full((new_capacity,), torch.iinfo(torch.int64).max, dtype=torch.int64, device=device)
+    new_nodes = torch.full((new_capacity,), torch.iinfo(torch.int32).max, dtype=torch.int32, device=device)
     new_count = torch.zeros(1, dtype=torch.int32, device=device)
     launch("dedupe_frontier", grid or grid_for(frontier.numel()), frontier, n_frontier, table_keys, table_values,
            mask, overflow)
@@ -122,7 +122,7 @@ def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Te
     ``frontier`` holds ``capacity`` slots of which ``n_frontier`` (device) are live. With
     ``next_capacity=None`` the host reads the number of new nodes back (one synchronisation) and sizes
     the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves the
-    device: the whole padded buffer of new nodes is sorted (unused slots hold int64 max and sort last)
+    device: the whole padded buffer of new nodes is sorted (unused slots hold int32 max and sort last)
     and a live size above a capacity raises ``overflow`` — fixed-launch control.
     """
     nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow)

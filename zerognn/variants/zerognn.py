@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -122,6 +123,9 @@ class ZeroGNN(Variant):
             self._body(force_rollback=True)  # kernels loaded, cuBLAS/autograd initialised; no state change
         torch.cuda.current_stream(ctx.device).wait_stream(side)
         ctx.optimizer.zero_grad(set_to_none=True)
+        # A CUDA Graph freed by the cycle collector during capture invalidates the capture, and
+        # torch.cuda.graph no longer collects by default: collect now, while that is harmless.
+        gc.collect()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             self._body(force_rollback=False)
