@@ -9,7 +9,7 @@ from zerognn.variants import VariantContext, get_variant
 def run_steps(ds, variant, model_name, steps, batch=128, fanouts=(5, 3), configure=None):
     """Train ``steps`` global steps with ``variant``; returns (variant, losses on the CPU, parameters)."""
     model = build_model(model_name, ds.num_features, 64, ds.num_classes, len(fanouts), seed=0).cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=0.003, capturable=True)
+    opt = torch.optim.Adam(model.parameters(), lr=0.003, capturable=True, fused=True)
     ctx = VariantContext(ds, model, opt, model_name, list(fanouts), batch, 0, torch.device("cuda"),
                          torch.zeros(steps, device="cuda"))
     v = get_variant(variant)(ctx)

@@ -114,6 +114,6 @@ def test_run_record_shows_one_launch_no_sync_and_the_envelope(tiny_dataset_dir, 
     m, info = record["metrics"], record["variant_info"]
     assert m["host_syncs_per_step"] == 0 and m["host_launches_per_step"] == 1, m
     assert m["peak_mem_bytes"] > 0 and m["gpu_exec_fraction"] > 0
-    assert info["committed_steps"] == 18 and info["overflow_rollbacks"] == 0
+    assert info["committed_steps"] == 19 and info["overflow_rollbacks"] == 0
     for hop in info["envelope"]["hops"]:
         assert 0 < hop["live_mean"] <= hop["live_max"] <= hop["provisioned"]

@@ -34,6 +34,10 @@ WINDOW = "zerognn/window"
 WINDOW_SYNC = "zerognn/window_sync"
 STEP = "zerognn/step"
 PHASE_PREFIX = "zerognn/phase/"
+# Steps run under the profiler before the window opens: the first launches of a fresh CUPTI session
+# pay one-off instrumentation costs (on the H200 a replayed graph's first kernel started ~3 ms late),
+# which would otherwise be counted as idle GPU time of the steady state.
+PROFILER_LEAD_IN_STEPS = 1
 
 ANNOTATION_CATEGORY = "user_annotation"
 GPU_ACTIVITY_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -156,9 +160,10 @@ def profile_window(
     device: torch.device | str,
     trace_path: str | os.PathLike | None = None,
 ) -> TraceMetrics:
-    """Run ``step_fn(i)`` for i in 0..n_steps-1 under torch.profiler and analyse the trace.
+    """Run ``step_fn(i)`` for i in 0..lead-in + n_steps - 1 under torch.profiler; analyse the last n_steps.
 
-    Each call is wrapped in a ``zerognn/step`` range inside one ``zerognn/window`` range; on CUDA the
+    The first ``PROFILER_LEAD_IN_STEPS`` calls run (and are synchronised) before the window. Each
+    call in the window is wrapped in a ``zerognn/step`` range inside one ``zerognn/window`` range; on CUDA the
     window ends with a device synchronise (its own ``zerognn/window_sync`` range) so queued GPU work is
     inside the window. With ``trace_path`` the trace is also kept there as gzipped JSON.
     """
@@ -171,8 +176,12 @@ def profile_window(
     with tempfile.TemporaryDirectory(prefix="zerognn-trace-") as tmp:
         raw = Path(tmp) / "trace.json"
         with torch.profiler.profile(activities=activities) as prof:
+            for i in range(PROFILER_LEAD_IN_STEPS):
+                step_fn(i)
+            if cuda:
+                torch.cuda.synchronize(device)
             with torch.profiler.record_function(WINDOW):
-                for i in range(n_steps):
+                for i in range(PROFILER_LEAD_IN_STEPS, PROFILER_LEAD_IN_STEPS + n_steps):
                     with torch.profiler.record_function(STEP):
                         step_fn(i)
                 with torch.profiler.record_function(WINDOW_SYNC):

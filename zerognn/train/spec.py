@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from ..errors import ZeroGNNError
+from ..measure.trace import PROFILER_LEAD_IN_STEPS
 
 
 def parse_fanouts(text: str | list[int]) -> list[int]:
@@ -60,7 +61,8 @@ class RunSpec:
 
     @property
     def total_steps(self) -> int:
-        return self.warmup_steps + self.measure_steps + self.profile_steps
+        lead_in = PROFILER_LEAD_IN_STEPS if self.profile_steps else 0
+        return self.warmup_steps + self.measure_steps + lead_in + self.profile_steps
 
     def resolve_device(self) -> torch.device:
         if self.device == "cuda" and not torch.cuda.is_available():
