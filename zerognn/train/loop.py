@@ -134,7 +134,7 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
     step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
     peak = None
     if device.type == "cuda":
-        peak = torch.cuda.max_memory_allocated(device) - resident
+        peak = torch.cuda.max_memory_allocated(device) - resident + variant.held_memory_bytes()
     median, p10, p90 = percentiles(step_ms)
     progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
 

@@ -73,6 +73,14 @@ class Variant(ABC):
     def step(self, epoch: int, step: int, global_step: int) -> None:
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
 
+    def held_memory_bytes(self) -> int:
+        """Device memory this variant holds that the allocator's allocated count does not show.
+
+        A CUDA Graph's private pool is such memory: its tensors are freed (for the allocator) when
+        capture ends, yet the pool stays reserved for the replays. The run's peak adds this.
+        """
+        return 0
+
     def finish(self) -> None:
         """Called once after the last step, before losses are read: settle any deferred work."""
 

@@ -126,13 +126,17 @@ class ZeroGNN(Variant):
         # A CUDA Graph freed by the cycle collector during capture invalidates the capture, and
         # torch.cuda.graph no longer collects by default: collect now, while that is harmless.
         gc.collect()
+        torch.cuda.empty_cache()  # so that the capture's growth in reserved memory is its pool alone
+        reserved = torch.cuda.memory_reserved(ctx.device)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             self._body(force_rollback=False)
         torch.cuda.synchronize(ctx.device)
         self._graph = graph
+        self._pool_bytes = torch.cuda.memory_reserved(ctx.device) - reserved
         self._captures.append({"reason": reason, "capture_s": time.perf_counter() - started,
-                               "frontier_capacity": list(self.envelope.frontier_capacity)})
+                               "frontier_capacity": list(self.envelope.frontier_capacity),
+                               "graph_pool_bytes": self._pool_bytes})
 
     # ------------------------------------------------------------------ steady state
 
@@ -189,6 +193,9 @@ class ZeroGNN(Variant):
         self.envelope = envelope
         self._capture(f"overflow at step {global_step}")
 
+    def held_memory_bytes(self) -> int:
+        return self._pool_bytes
+
     def finish(self) -> None:
         torch.cuda.synchronize(self.ctx.device)
         self._recover(self._target)
@@ -200,7 +207,7 @@ class ZeroGNN(Variant):
         return {
             "envelope": self.envelope.record(live_max, live_mean),
             "committed_steps": committed,
-            "overflow_rollbacks": rolled_back,
+            "overflow_count": rolled_back,
             "recoveries": self._recoveries,
             "captures": self._captures,
         }
