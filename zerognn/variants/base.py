@@ -74,10 +74,11 @@ class Variant(ABC):
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
 
     def held_memory_bytes(self) -> int:
-        """Device memory this variant holds that the allocator's allocated count does not show.
+        """Live bytes of this variant's steps that the allocator's allocated count does not show.
 
-        A CUDA Graph's private pool is such memory: its tensors are freed (for the allocator) when
-        capture ends, yet the pool stays reserved for the replays. The run's peak adds this.
+        A CUDA Graph's step tensors are such memory: freed (for the allocator) when capture ends,
+        yet reused by every replay. The run's peak adds this, so that it counts live tensors for
+        every variant alike (the graph's reserved pool, fragmentation included, is reported apart).
         """
         return 0
 

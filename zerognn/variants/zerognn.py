@@ -128,15 +128,20 @@ class ZeroGNN(Variant):
         gc.collect()
         torch.cuda.empty_cache()  # so that the capture's growth in reserved memory is its pool alone
         reserved = torch.cuda.memory_reserved(ctx.device)
+        torch.cuda.reset_peak_memory_stats(ctx.device)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             self._body(force_rollback=False)
         torch.cuda.synchronize(ctx.device)
         self._graph = graph
         self._pool_bytes = torch.cuda.memory_reserved(ctx.device) - reserved
+        # Live bytes at the capture's peak that are freed (for the allocator) once capture ends, while
+        # every replay reuses them: the step's working set, counted like an eager step's allocations.
+        self._working_set_bytes = torch.cuda.max_memory_allocated(ctx.device) - torch.cuda.memory_allocated(ctx.device)
         self._captures.append({"reason": reason, "capture_s": time.perf_counter() - started,
                                "frontier_capacity": list(self.envelope.frontier_capacity),
-                               "graph_pool_bytes": self._pool_bytes})
+                               "graph_pool_bytes": self._pool_bytes,
+                               "graph_working_set_bytes": self._working_set_bytes})
 
     # ------------------------------------------------------------------ steady state
 
@@ -194,7 +199,7 @@ class ZeroGNN(Variant):
         self._capture(f"overflow at step {global_step}")
 
     def held_memory_bytes(self) -> int:
-        return self._pool_bytes
+        return self._working_set_bytes
 
     def finish(self) -> None:
         torch.cuda.synchronize(self.ctx.device)
