@@ -44,8 +44,9 @@ def init_world(expected_size: int, device_type: str) -> World:
         )
     world = World(int(os.environ["RANK"]), size, int(os.environ.get("LOCAL_RANK", "0")))
     if device_type == "cuda":
-        if torch.cuda.device_count() < size:
-            raise ZeroGNNError(f"gpus={size} but this machine has {torch.cuda.device_count()} CUDA GPUs")
+        local = int(os.environ.get("LOCAL_WORLD_SIZE", size))  # processes on this node (torchrun sets it)
+        if torch.cuda.device_count() < local:
+            raise ZeroGNNError(f"{local} processes on this node but it has {torch.cuda.device_count()} CUDA GPUs")
         torch.cuda.set_device(world.local_rank)
     if not dist.is_initialized():
         dist.init_process_group(backend="nccl" if device_type == "cuda" else "gloo")

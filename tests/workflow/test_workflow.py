@@ -173,3 +173,18 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     assert result.returncode == 0, result.stdout + result.stderr
     assert (cwd / "figures" / "batch_sweep.png").is_file()
     assert [p.stat().st_mtime_ns for p in records] == stamps
+
+
+def test_multi_node_runs_are_started_by_srun_and_torchrun(tmp_path):
+    cwd = workflow_copy(tmp_path)
+    config = (cwd / "workflow/config/default.yaml").read_text()
+    config = config.replace("gpus: [1]", "gpus: [1, 2, 8]\ngpus_per_node: 4")
+    config = config.replace("  arxiv-like: {scale: 1.0}\n", "").replace("batch_sizes: [256, 1024]", "batch_sizes: [64]")
+    (cwd / "multi-node.yaml").write_text(config)
+    result = snakemake(cwd, "-n", "-p", "--configfile", "multi-node.yaml")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    eight = "srun --nodes 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc-per-node 4 --rdzv-backend c10d"
+    assert eight in output and "--gpus 8 " in output.split(eight, 1)[1].split("\n")[0], output
+    assert "torchrun --standalone --nproc-per-node 2 -m zerognn run" in output
+    assert "nodes=2" in output and "tasks=2" in output, output

@@ -7,6 +7,7 @@ import torch
 from snakemake.logging import logger
 from snakemake.utils import validate
 
+from zerognn.launcher import nodes_for, run_launcher
 from zerognn.records.schema import make_run_id
 from zerognn.variants import all_variants, runnable_here
 

@@ -19,12 +19,15 @@ rule run:
         profile=config["profile_steps"],
         eval_nodes=config["eval_nodes"],
         modules=" ".join(f"--variant-module {m}" for m in config["variant_modules"]),
-        # A multi-GPU run is one process per GPU, started by torchrun on this node.
-        launcher=lambda wc: "zerognn" if int(wc.gpus) == 1 else f"torchrun --standalone --nproc-per-node {wc.gpus} -m zerognn",
+        # A multi-GPU run is one process per GPU: torchrun on this node, or srun + torchrun across nodes.
+        launcher=lambda wc: run_launcher(int(wc.gpus), config["gpus_per_node"]),
     threads: workflow.cores
     resources:
         # Timed runs never share a GPU: the default profile caps `gpu` at 1 on a local machine.
         gpu=lambda wc: int(wc.gpus),
+        # On SLURM (profiles/slurm) a run that spans nodes asks for them, one torchrun task per node.
+        nodes=lambda wc: nodes_for(int(wc.gpus), config["gpus_per_node"]),
+        tasks=lambda wc: nodes_for(int(wc.gpus), config["gpus_per_node"]),
     conda:
         "../../environment.yml"
     shell:
