@@ -1,0 +1,75 @@
+"""``torch-compile``: the torch-eager step with its model and loss under ``torch.compile``, as a user would.
+
+Sampling stays in PyTorch ops — its sizes are data-dependent (unique, repeat_interleave), which is
+exactly what a compiler cannot make static. The dense part, model forward and loss (and, through
+AOTAutograd, their backward), is compiled with ``mode="reduce-overhead"`` (inductor with CUDA Graph
+trees on a GPU) and ``dynamic=True``, because every batch brings new frontier sizes. The record says
+how many graphs dynamo compiled (graph breaks and recompilations included) and, on a GPU, how many
+CUDA graphs inductor recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch._dynamo.utils import counters
+
+from ..models import TORCH_OPS
+from ..sampling import sample_subgraph
+from . import register
+from .base import Variant, phase
+
+
+def _cuda_graph_recordings(device: torch.device) -> int | None:
+    """CUDA graphs inductor's cudagraph trees recorded on ``device`` (None where that is not exposed)."""
+    try:
+        from torch._inductor.cudagraph_trees import get_container
+
+        manager = get_container(device.index or 0).tree_manager
+        if manager is None:
+            return 0
+        return int(re.fullmatch(r"count\((\d+)\)", repr(manager.graph_counter)).group(1))
+    except (ImportError, AttributeError):
+        return None
+
+
+@register
+class TorchCompile(Variant):
+    name = "torch-compile"
+    description = "torch-eager sampling; model and loss under torch.compile(mode='reduce-overhead', dynamic=True)"
+    # A GPU baseline (reduce-overhead means CUDA Graphs); the step itself also runs on the CPU, where
+    # the tests check it, but the pipeline does not plan it there (it would add minutes of compiling).
+    requires_cuda = True
+
+    def setup(self) -> None:
+        self._graphs_before = counters["stats"]["unique_graphs"]
+        self._frames_before = counters["frames"]["ok"]
+        self._loss = torch.compile(self._forward_loss, mode="reduce-overhead", dynamic=True)
+
+    def _forward_loss(self, x: torch.Tensor, hops: list, y: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(self.ctx.model(x, hops, TORCH_OPS), y)
+
+    def step(self, epoch: int, step: int, global_step: int) -> None:
+        ctx = self.ctx
+        ds = ctx.dataset
+        seeds = self.seeds(epoch, step)
+        with phase("sample"):
+            sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
+        with phase("gather"):
+            x = ds.features[sub.frontiers[-1]]
+            y = ds.labels[seeds]
+        with phase("forward"):
+            if ctx.device.type == "cuda":
+                torch.compiler.cudagraph_mark_step_begin()  # each step's outputs may be overwritten by the next
+            loss = self._loss(x, sub.hops[::-1], y)
+        self.backward_and_update(loss, global_step)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "dynamo_graphs": counters["stats"]["unique_graphs"] - self._graphs_before,
+            "frames_compiled": counters["frames"]["ok"] - self._frames_before,
+            "cuda_graph_recordings": _cuda_graph_recordings(self.ctx.device) if self.ctx.device.type == "cuda" else None,
+        }
