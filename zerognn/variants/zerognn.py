@@ -109,6 +109,10 @@ class ZeroGNN(Variant):
                 average_gradients(list(ctx.model.parameters()), ctx.world)
         with phase("optimizer"):
             ctx.optimizer.step()
+        if ctx.world.size > 1:
+            # Every rank must commit or roll back together (their gradients were averaged): an overflow
+            # anywhere rolls the step back everywhere, and every rank grows by the largest need.
+            torch.distributed.all_reduce(control.overflow, op=torch.distributed.ReduceOp.MAX)
         control.end(self._flat, self._snapshot, loss.detach(), ctx.loss_log, force_rollback)
 
     def _capture(self, reason: str) -> None:
