@@ -35,8 +35,8 @@ WINDOW_SYNC = "zerognn/window_sync"
 STEP = "zerognn/step"
 PHASE_PREFIX = "zerognn/phase/"
 # Steps run under the profiler before the window opens: the first launches of a fresh CUPTI session
-# pay one-off instrumentation costs (on the H200 a replayed graph's first kernel started ~3 ms late),
-# which would otherwise be counted as idle GPU time of the steady state.
+# pay one-off costs, which would otherwise count as idle GPU time of the steady state (on the H200 a
+# 5-step window of a replayed graph held ~3 ms more wall time than its kernels and launch gaps).
 PROFILER_LEAD_IN_STEPS = 1
 
 ANNOTATION_CATEGORY = "user_annotation"

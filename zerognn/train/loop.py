@@ -118,8 +118,8 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
     variant = variant_cls(ctx)
     variant.setup()
     if device.type == "cuda":
-        # Steady-state peak: setup's transients (calibration, capture warm-up) are not part of a step,
-        # while what setup keeps (envelope buffers, graph pools) stays allocated and is counted.
+        # Steady-state peak: setup's transients (calibration, capture warm-up) are not part of a step;
+        # what setup keeps allocated is counted, and a captured graph's working set is added below.
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
 
