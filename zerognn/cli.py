@@ -109,7 +109,8 @@ def _cmd_variants(args: argparse.Namespace) -> None:
     from .variants import all_variants, runnable_here
 
     rows = [
-        {"name": name, "requires_cuda": cls.requires_cuda, "runnable_here": runnable_here(cls), "description": cls.description}
+        {"name": name, "requires_cuda": cls.requires_cuda, "runnable_here": runnable_here(cls),
+         "experimental": cls.experimental, "description": cls.description}
         for name, cls in sorted(all_variants(args.variant_module).items())
     ]
     if args.json:
@@ -117,7 +118,8 @@ def _cmd_variants(args: argparse.Namespace) -> None:
     else:
         for r in rows:
             where = "runnable here" if r["runnable_here"] else "needs a CUDA GPU"
-            print(f"{r['name']:<22} {where:<16} {r['description']}")
+            tag = "experimental: " if r["experimental"] else ""
+            print(f"{r['name']:<22} {where:<16} {tag}{r['description']}")
 
 
 def _cmd_env(args: argparse.Namespace) -> None:

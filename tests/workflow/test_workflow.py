@@ -188,3 +188,10 @@ def test_multi_node_runs_are_started_by_srun_and_torchrun(tmp_path):
     assert eight in output and "--gpus 8 " in output.split(eight, 1)[1].split("\n")[0], output
     assert "torchrun --standalone --nproc-per-node 2 -m zerognn run" in output
     assert "nodes=2" in output and "tasks=2" in output, output
+
+
+def test_variants_all_leaves_out_experimental_variants(tmp_path):
+    result = snakemake(workflow_copy(tmp_path), "-n", "--config", "variants=all")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "leaves out experimental variant torch-compile" in output, output

@@ -24,7 +24,12 @@ HAS_CUDA = torch.cuda.is_available()
 
 def _planned_variants():
     registered = all_variants(config["variant_modules"])
-    wanted = sorted(registered) if config["variants"] == "all" else config["variants"]
+    if config["variants"] == "all":
+        wanted = [v for v in sorted(registered) if not registered[v].experimental]
+        for v in sorted(set(registered) - set(wanted)):
+            logger.warning(f"zerognn: variants: all leaves out experimental variant {v}; name it in `variants` to run it")
+    else:
+        wanted = config["variants"]
     unknown = [v for v in wanted if v not in registered]
     if unknown:
         raise ValueError(

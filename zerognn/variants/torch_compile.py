@@ -43,6 +43,7 @@ class TorchCompile(Variant):
     # A GPU baseline (reduce-overhead means CUDA Graphs); the step itself also runs on the CPU, where
     # the tests check it, but the pipeline does not plan it there (it would add minutes of compiling).
     requires_cuda = True
+    experimental = True  # its GPU test has not run yet
 
     def setup(self) -> None:
         self._graphs_before = counters["stats"]["unique_graphs"]
