@@ -114,27 +114,65 @@ def gather_labels(labels: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, 
     return out
 
 
-def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, capacity: int, fanout: int,
-                   hop_key: torch.Tensor, overflow: torch.Tensor, new_capacity: int, next_capacity: int | None = None,
-                   next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
-    """One hop: sample, dedupe and relabel; returns (next frontier, its live size, the hop's block).
+@dataclass
+class HopDraft:
+    """A hop between dedupe and relabel: the point where host-mediated control reads the new-node count."""
 
-    ``frontier`` holds ``capacity`` slots of which ``n_frontier`` (device) are live. With
-    ``next_capacity=None`` the host reads the number of new nodes back (one synchronisation) and sizes
-    the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves the
-    device: the whole padded buffer of new nodes is sorted (unused slots hold int32 max and sort last)
-    and a live size above a capacity raises ``overflow`` — fixed-launch control.
-    """
+    frontier: torch.Tensor      # int64 [capacity]; the first n_frontier are live
+    n_frontier: torch.Tensor    # int32 [1]
+    fanout: int
+    nbr: torch.Tensor
+    counts: torch.Tensor
+    table_keys: torch.Tensor
+    table_values: torch.Tensor
+    new_nodes: torch.Tensor     # int32 [new capacity], unordered; unused slots hold int32 max
+    new_count: torch.Tensor     # int32 [1]
+
+    @property
+    def capacity(self) -> int:
+        return self.frontier.numel()
+
+
+def sample_and_dedupe(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
+                      hop_key: torch.Tensor, overflow: torch.Tensor, new_capacity: int) -> HopDraft:
+    """Sample one hop of ``frontier`` and put frontier and neighbours into a fresh node table."""
+    capacity = frontier.numel()
     nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow)
     table_keys = torch.full((table_size(capacity * (fanout + 1)),), -1, dtype=torch.int64, device=frontier.device)
     table_values = torch.full_like(table_keys, -1, dtype=torch.int32)
     new_nodes, new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, table_values, new_capacity,
                                   overflow)
-    if next_capacity is None:
-        fresh = int(new_count.item())  # the host-mediated metadata read
-        new_nodes, next_capacity = new_nodes[:fresh], capacity + fresh
+    return HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, table_values, new_nodes, new_count)
+
+
+def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int, fresh: int | None = None,
+               next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+    """Sort the new nodes and relabel: (next frontier, its live size, the hop's block).
+
+    With ``fresh`` (the new-node count, read by the host) only the live new nodes are sorted; without
+    it the whole padded buffer is (unused slots sort last) and nothing leaves the device.
+    """
+    new_nodes = draft.new_nodes if fresh is None else draft.new_nodes[:fresh]
     sorted_new = torch.sort(new_nodes).values
-    next_frontier, next_live, nbr_local = relabel(frontier, n_frontier, sorted_new, new_count, nbr, counts, fanout,
-                                                  table_keys, table_values, next_capacity, overflow,
-                                                  next_count=next_count)
-    return next_frontier, next_live, EllBlock(capacity, next_capacity, fanout, nbr_local, counts, n_frontier, overflow)
+    next_frontier, next_live, nbr_local = relabel(draft.frontier, draft.n_frontier, sorted_new, draft.new_count,
+                                                  draft.nbr, draft.counts, draft.fanout, draft.table_keys,
+                                                  draft.table_values, next_capacity, overflow, next_count=next_count)
+    block = EllBlock(draft.capacity, next_capacity, draft.fanout, nbr_local, draft.counts, draft.n_frontier, overflow)
+    return next_frontier, next_live, block
+
+
+def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
+                   hop_key: torch.Tensor, overflow: torch.Tensor, new_capacity: int, next_capacity: int | None = None,
+                   next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+    """One hop: sample, dedupe and relabel; returns (next frontier, its live size, the hop's block).
+
+    ``frontier`` holds as many slots as it has elements, of which ``n_frontier`` (device) are live.
+    With ``next_capacity=None`` the host reads the number of new nodes back (one synchronisation) and
+    sizes the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves
+    the device and a live size above a capacity raises ``overflow`` — fixed-launch control.
+    """
+    draft = sample_and_dedupe(graph, frontier, n_frontier, fanout, hop_key, overflow, new_capacity)
+    if next_capacity is None:
+        fresh = int(draft.new_count.item())  # the host-mediated metadata read
+        return finish_hop(draft, overflow, frontier.numel() + fresh, fresh, next_count)
+    return finish_hop(draft, overflow, next_capacity, next_count=next_count)

@@ -21,6 +21,7 @@ _REGISTRY: dict[str, type[Variant]] = {}
 _BUILTIN_MODULES = (
     "zerognn.variants.torch_eager",
     "zerognn.variants.host_mediated",
+    "zerognn.variants.cuda_graph_naive",
     "zerognn.variants.torch_compile",
     "zerognn.variants.zerognn",
     "zerognn.variants.zerognn_worstcase",

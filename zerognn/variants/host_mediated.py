@@ -33,19 +33,22 @@ class HostMediated(Variant):
         self._overflow = sampling.new_overflow(self.ctx.device)
         self._batch = torch.full((1,), self.ctx.batch_size, dtype=torch.int32, device=self.ctx.device)
 
+    def hop_keys(self, epoch: int, step: int) -> torch.Tensor:
+        """The step's per-hop sampling keys, computed on the host and copied to the device."""
+        for hop in range(len(self.ctx.fanouts)):
+            self._keys_host[hop] = rng.as_signed(hop_key(self.ctx.seed, epoch, step, hop))
+        return self._keys_host.to(self.ctx.device, non_blocking=True)
+
     def sample(self, seeds: torch.Tensor, epoch: int, step: int) -> tuple[torch.Tensor, torch.Tensor, list[EllBlock]]:
         """Sample every hop; returns the last frontier, its live size (device) and the blocks, seeds first."""
         ctx = self.ctx
         graph = ctx.dataset.graph
-        for hop in range(len(ctx.fanouts)):
-            self._keys_host[hop] = rng.as_signed(hop_key(ctx.seed, epoch, step, hop))
-        keys = self._keys_host.to(ctx.device, non_blocking=True)
+        keys = self.hop_keys(epoch, step)
         frontier, n_dev = seeds, self._batch
         blocks = []
         for hop, fanout in enumerate(ctx.fanouts):
-            n = frontier.numel()
-            frontier, n_dev, block = sampling.sample_hop_ell(graph, frontier, n_dev, n, fanout, keys[hop:hop + 1],
-                                                             self._overflow, n * fanout)
+            frontier, n_dev, block = sampling.sample_hop_ell(graph, frontier, n_dev, fanout, keys[hop:hop + 1],
+                                                             self._overflow, frontier.numel() * fanout)
             blocks.append(block)
         return frontier, n_dev, blocks
 

@@ -91,7 +91,7 @@ class ZeroGNN(Variant):
             frontiers, blocks = [frontier], []
             for hop, fanout in enumerate(ctx.fanouts):
                 frontier, n_live, block = sampling.sample_hop_ell(
-                    ds.graph, frontier, n_live, envelope.frontier_capacity[hop], fanout,
+                    ds.graph, frontier, n_live, fanout,
                     control.hop_keys[hop:hop + 1], control.overflow[hop], envelope.new_capacity(hop),
                     envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
                 frontiers.append(frontier)
