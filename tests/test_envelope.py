@@ -38,6 +38,8 @@ def test_growth_after_an_overflow_keeps_capacities_monotone():
     grown = env.grown(hop=0, needed=1000)
     assert grown.frontier_capacity == (100, 1250, 1250)
     assert env.grown(hop=1, needed=950).frontier_capacity == (100, 800, 1188)
+    # never beyond the worst case
+    assert env.grown(hop=0, needed=1000, limit=(100, 1100, 1150)).frontier_capacity == (100, 1100, 1150)
 
 
 def test_record_lists_provisioned_and_live_sizes():

@@ -51,12 +51,17 @@ class Envelope:
         """Room for the nodes hop ``hop`` adds: the next frontier holds at least the seeds, so at most this."""
         return self.frontier_capacity[hop + 1] - self.batch_size
 
-    def grown(self, hop: int, needed: int, factor: float = 1.25) -> "Envelope":
-        """The envelope after hop ``hop`` overflowed needing ``needed`` nodes: that hop and later ones grow."""
+    def grown(self, hop: int, needed: int, factor: float = 1.25, limit: tuple[int, ...] | None = None) -> "Envelope":
+        """The envelope after hop ``hop`` overflowed needing ``needed`` nodes: that hop and later ones grow.
+
+        ``limit`` (the worst-case capacities) caps the growth: no frontier can exceed it.
+        """
         caps = list(self.frontier_capacity)
         caps[hop + 1] = max(caps[hop + 1], math.ceil(needed * factor))
         for h in range(hop + 2, len(caps)):
             caps[h] = max(caps[h], caps[h - 1])
+        if limit is not None:
+            caps = [max(needed if h == hop + 1 else 0, min(c, cap)) for h, (c, cap) in enumerate(zip(caps, limit))]
         return replace(self, frontier_capacity=tuple(caps))
 
     def record(self, live_max: list[int] | None = None, live_mean: list[float] | None = None) -> dict:

@@ -29,7 +29,7 @@ from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.step_control import StepControl
 from ..distributed import average_gradients
-from ..envelope import Envelope, calibrate
+from ..envelope import Envelope, calibrate, worst_case_capacities
 from ..errors import ZeroGNNError
 from ..sampling import epoch_permutation, steps_per_epoch
 from ..training_state import flatten_training_state
@@ -190,9 +190,10 @@ class ZeroGNN(Variant):
     def _grow(self, global_step: int) -> None:
         need = self.control.need_max.tolist()
         envelope = self.envelope
+        worst = worst_case_capacities(self.ctx.dataset.num_nodes, self.ctx.batch_size, self.ctx.fanouts)
         for hop in range(len(self.ctx.fanouts)):
             if need[hop] > envelope.frontier_capacity[hop + 1]:
-                envelope = envelope.grown(hop, need[hop])
+                envelope = envelope.grown(hop, need[hop], limit=worst)
         if envelope == self.envelope:
             raise ZeroGNNError(f"step {global_step} overflowed with records {self.control.overflow.tolist()} that a "
                                f"larger envelope {self.envelope.frontier_capacity} would not fix; this is a bug")
