@@ -10,12 +10,18 @@ EXPECTED_KERNELS = {
     "gather_labels", "sage_mean_forward", "sage_mean_backward", "gcn_aggregate_forward", "gcn_aggregate_backward",
     "gat_attention_forward", "gat_attention_backward", "step_begin", "step_end",
 }
+LAUNCHED_FROM_THE_DEVICE = {k for k in EXPECTED_KERNELS if not k.startswith("step_")}
 
 
 def test_operators_are_discovered_one_per_file():
     ops = operators()
-    assert {k for op in ops.values() for k in op.kernels} == EXPECTED_KERNELS
+    parents = {f"dl_{k}" for k in LAUNCHED_FROM_THE_DEVICE}
+    assert {k for op in ops.values() for k in op.kernels} == EXPECTED_KERNELS | parents
     assert kernel_operator("dedupe_neighbors").path.name == "dedupe_nodes.cu"
+    # the device-launch module includes the operators it launches, but owns only its parents
+    assert kernel_operator("dl_dedupe_neighbors").path.name == "device_launch.cu"
+    assert set(ops["device_launch"].kernels) == parents and ops["device_launch"].device_launch
+    assert not any(op.device_launch for name, op in ops.items() if name != "device_launch")
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

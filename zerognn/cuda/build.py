@@ -1,7 +1,8 @@
 """Compile the CUDA operators in ``kernels/`` with NVRTC (cuda-core), with an on-disk cache.
 
 Each ``kernels/*.cu`` file is one operator; its ``extern "C" __global__`` functions are its kernels.
-The shared header is inlined before compiling (with a ``#line`` marker so NVRTC's messages keep the
+Included files from ``kernels/`` (the shared header; the device-launch module includes the operators
+it launches) are inlined before compiling (with a ``#line`` marker so NVRTC's messages keep the
 ``.cu`` file's own line numbers), so the source handed to NVRTC is everything the binary depends on and
 cuda-core's program cache, keyed by source + options + NVRTC version, never serves a stale binary.
 Compiling needs no GPU: ``zerognn build --arch sm_90`` works on any machine with NVRTC installed.
@@ -21,6 +22,7 @@ from ..errors import ZeroGNNError
 log = logging.getLogger(__name__)
 
 HEADER = "zerognn_common.cuh"
+DEVICE_LAUNCH_MARKER = "// zerognn: device-launch"
 _INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.M)
 _KERNEL = re.compile(r'extern "C" __global__ void (\w+)\s*\(')
 
@@ -48,14 +50,23 @@ class Operator:
     path: Path
     kernels: tuple[str, ...]
     source: str
+    device_launch: bool = False  # launches kernels from the device: relocatable code, linked with cudadevrt
 
 
-def _inline_header(path: Path, text: str, directory: Path) -> str:
+def _inline_includes(path: Path, text: str, directory: Path, seen: set[str] | None = None) -> str:
+    """Replace each ``#include "x"`` of a file in ``directory`` by its text, recursively, each file once."""
+    seen = set() if seen is None else seen
+
     def substitute(match: re.Match) -> str:
-        header = directory / match.group(1)
-        if not header.is_file():
+        included = directory / match.group(1)
+        if not included.is_file():
             raise ZeroGNNError(f"{path.name} includes {match.group(1)}, which is not in {directory}")
-        return f'#line 1 "{header.name}"\n{header.read_text()}\n#line {text[:match.start()].count(chr(10)) + 2} "{path.name}"'
+        resume = f'#line {text[:match.start()].count(chr(10)) + 2} "{path.name}"'
+        if included.name in seen:
+            return resume
+        seen.add(included.name)
+        body = _inline_includes(included, included.read_text(), directory, seen)
+        return f'#line 1 "{included.name}"\n{body}\n{resume}'
 
     return _INCLUDE.sub(substitute, text)
 
@@ -70,7 +81,8 @@ def operators() -> dict[str, Operator]:
         kernels = tuple(_KERNEL.findall(text))
         if not kernels:
             raise ZeroGNNError(f'{path} defines no extern "C" __global__ kernel')
-        found[path.stem] = Operator(path.stem, path, kernels, _inline_header(path, text, directory))
+        found[path.stem] = Operator(path.stem, path, kernels, _inline_includes(path, text, directory),
+                                    DEVICE_LAUNCH_MARKER in text)
     return found
 
 
@@ -101,11 +113,11 @@ def compile_operator(op: Operator, arch: str):
         from cuda.core import Program, ProgramOptions
     except ImportError as exc:
         raise ZeroGNNError("cuda-core is not installed; `pip install cuda-core cuda-bindings nvidia-cuda-nvrtc`") from exc
-    options = ProgramOptions(name=op.path.name, arch=arch, std="c++17")
+    options = ProgramOptions(name=op.path.name, arch=arch, std="c++17", relocatable_device_code=op.device_launch)
     cache = _program_cache()
     try:
         program = Program(op.source, "c++", options)
-        return program.compile("cubin", cache=cache) if cache is not None else program.compile("cubin")
+        code = program.compile("cubin", cache=cache) if cache is not None else program.compile("cubin")
     except Exception as exc:
         text = str(exc)
         if "compilation log" in text:  # NVRTC's log names the file and line
@@ -117,6 +129,22 @@ def compile_operator(op: Operator, arch: str):
     finally:
         if cache is not None:
             cache.close()
+    return _link_device_runtime(code, op, arch) if op.device_launch else code
+
+
+def _link_device_runtime(code, op: Operator, arch: str):
+    """Link relocatable device code with cudadevrt (CUDA dynamic parallelism) into a loadable cubin."""
+    try:
+        from cuda.core import Linker, LinkerOptions, ObjectCode
+        from cuda.pathfinder import find_static_lib
+
+        devrt = ObjectCode.from_library(find_static_lib("cudadevrt"))
+        return Linker(code, devrt, options=LinkerOptions(arch=arch)).link("cubin")
+    except Exception as exc:
+        raise ZeroGNNError(
+            f"linking {op.path} with cudadevrt for {arch} failed ({type(exc).__name__}: {exc}); device-side launch "
+            f"needs libcudadevrt.a and nvJitLink: `pip install nvidia-cuda-runtime nvidia-nvjitlink` or a CUDA toolkit"
+        ) from exc
 
 
 def build_all(arch: str) -> dict[str, int]:

@@ -7,7 +7,9 @@ of the exact C width (np.int32, np.int64, np.float32), since cuda-core maps Pyth
 
 from __future__ import annotations
 
+import contextlib
 from functools import lru_cache
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -18,6 +20,7 @@ from ..errors import ZeroGNNError
 from .build import compile_operator, kernel_operator, operators
 
 THREADS = 256
+_device_launch = False  # process-wide, so that autograd's worker threads (backward kernels) follow it too
 
 
 def device_arch(device: int | None = None) -> str:
@@ -57,8 +60,23 @@ def _arg(value):
     raise ZeroGNNError(f"kernel scalar {value!r} must be a numpy scalar of the C type (np.int32, np.int64, np.float32)")
 
 
+@contextlib.contextmanager
+def device_launched() -> Iterator[None]:
+    """Within this block every launch goes through the kernel's device-side parent (``dl_<name>`` in
+    ``kernels/device_launch.cu``): one thread that reads the live count from device memory and launches
+    the kernel with an exactly sized grid (CUDA dynamic parallelism). The host's ``grid`` is ignored."""
+    global _device_launch
+    previous, _device_launch = _device_launch, True
+    try:
+        yield
+    finally:
+        _device_launch = previous
+
+
 def launch(name: str, grid: int, *args, threads: int = THREADS) -> None:
     """Launch kernel ``name`` with ``grid`` blocks of ``threads`` on the current stream."""
+    if _device_launch:
+        name, grid, args, threads = f"dl_{name}", 1, (*args, np.int32(threads)), 1
     device = torch.cuda.current_device()
     stream = Stream.from_handle(torch.cuda.current_stream().cuda_stream)
     cuda_launch(stream, LaunchConfig(grid=int(grid), block=threads), kernel(name, device), *map(_arg, args))

@@ -22,6 +22,7 @@ _BUILTIN_MODULES = (
     "zerognn.variants.torch_eager",
     "zerognn.variants.host_mediated",
     "zerognn.variants.cuda_graph_naive",
+    "zerognn.variants.dynamic_parallelism",
     "zerognn.variants.torch_compile",
     "zerognn.variants.zerognn",
     "zerognn.variants.zerognn_worstcase",

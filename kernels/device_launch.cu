@@ -1,0 +1,116 @@
+// Device-side launch (CDP2) of the sampling, gather and aggregation kernels, for the
+// dynamic-parallelism variant: each `dl_<kernel>` parent runs as one thread, reads the live element
+// count its child needs from device memory and launches the child with an exactly sized grid into
+// cudaStreamTailLaunch. The children are the operators' own kernels, compiled into this module; the
+// build compiles it as relocatable device code and links it with cudadevrt (zerognn/cuda/build.py).
+// zerognn: device-launch
+#include "sample_neighbors.cu"
+#include "dedupe_nodes.cu"
+#include "relabel_nodes.cu"
+#include "gather_rows.cu"
+#include "sage_mean.cu"
+#include "gcn_aggregate.cu"
+#include "gat_attention.cu"
+
+__device__ __forceinline__ unsigned zg_exact_grid(i64 items, int per_block) {
+    const i64 blocks = (items + per_block - 1) / per_block;
+    return (unsigned)(blocks < 1 ? 1 : (blocks > 0x7fffffff ? 0x7fffffff : blocks));
+}
+
+__device__ __forceinline__ i64 zg_min(i64 a, i64 b) { return a < b ? a : b; }
+
+#define ZG_TAIL(kernel, items, threads) kernel<<<zg_exact_grid((items), (threads)), (threads), 0, cudaStreamTailLaunch>>>
+
+extern "C" __global__ void dl_sample_neighbors(
+    const i64* rowptr, const int* col, const i64* frontier, const int* n_frontier, int capacity, int fanout,
+    const u64* hop_key, i64* nbr, int* counts, i64* overflow, int threads) {
+    ZG_TAIL(sample_neighbors, zg_min(*n_frontier, capacity), threads)(
+        rowptr, col, frontier, n_frontier, capacity, fanout, hop_key, nbr, counts, overflow);
+}
+
+extern "C" __global__ void dl_dedupe_frontier(
+    const i64* frontier, const int* n_frontier, i64* keys, int* values, i64 table_mask, i64* overflow, int threads) {
+    ZG_TAIL(dedupe_frontier, *n_frontier, threads)(frontier, n_frontier, keys, values, table_mask, overflow);
+}
+
+extern "C" __global__ void dl_dedupe_neighbors(
+    const i64* nbr, const int* counts, const int* n_frontier, int fanout, i64* keys, i64 table_mask, int* new_nodes,
+    int* new_count, int new_capacity, i64* overflow, int threads) {
+    ZG_TAIL(dedupe_neighbors, (i64)(*n_frontier) * fanout, threads)(
+        nbr, counts, n_frontier, fanout, keys, table_mask, new_nodes, new_count, new_capacity, overflow);
+}
+
+extern "C" __global__ void dl_relabel_nodes(
+    const i64* frontier, const int* n_frontier, const int* sorted_new, const int* new_count, int new_capacity,
+    const i64* keys, int* values, i64 table_mask, i64* next_frontier, int* next_count, int next_capacity,
+    i64* overflow, int threads) {
+    ZG_TAIL(relabel_nodes, zg_min((i64)(*n_frontier) + zg_min(*new_count, new_capacity), next_capacity), threads)(
+        frontier, n_frontier, sorted_new, new_count, new_capacity, keys, values, table_mask, next_frontier,
+        next_count, next_capacity, overflow);
+}
+
+extern "C" __global__ void dl_relabel_neighbors(
+    const i64* nbr, const int* counts, const int* n_frontier, int fanout, const i64* keys, const int* values,
+    i64 table_mask, int* nbr_local, int threads) {
+    ZG_TAIL(relabel_neighbors, (i64)(*n_frontier) * fanout, threads)(
+        nbr, counts, n_frontier, fanout, keys, values, table_mask, nbr_local);
+}
+
+extern "C" __global__ void dl_gather_rows(
+    const float* table, i64 row_width, const i64* ids, const int* n_ids, int capacity, float* out, i64* overflow,
+    int threads) {
+    // Grid-stride children cover every slot (they also zero rows past the live count) under any grid.
+    ZG_TAIL(gather_rows, zg_min(*n_ids, capacity) * row_width, threads)(
+        table, row_width, ids, n_ids, capacity, out, overflow);
+}
+
+extern "C" __global__ void dl_gather_labels(
+    const i64* labels, const i64* ids, const int* n_ids, int capacity, i64* out, i64* overflow, int threads) {
+    ZG_TAIL(gather_labels, zg_min(*n_ids, capacity), threads)(labels, ids, n_ids, capacity, out, overflow);
+}
+
+extern "C" __global__ void dl_sage_mean_forward(
+    const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
+    float* out, i64* overflow, int threads) {
+    ZG_TAIL(sage_mean_forward, zg_min(*n_dst, capacity) * width, threads)(
+        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+}
+
+extern "C" __global__ void dl_sage_mean_backward(
+    const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
+    float* out, i64* overflow, int threads) {
+    ZG_TAIL(sage_mean_backward, zg_min(*n_dst, capacity) * width, threads)(
+        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+}
+
+extern "C" __global__ void dl_gcn_aggregate_forward(
+    const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
+    float* out, i64* overflow, int threads) {
+    ZG_TAIL(gcn_aggregate_forward, zg_min(*n_dst, capacity) * width, threads)(
+        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+}
+
+extern "C" __global__ void dl_gcn_aggregate_backward(
+    const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
+    float* out, i64* overflow, int threads) {
+    ZG_TAIL(gcn_aggregate_backward, zg_min(*n_dst, capacity) * width, threads)(
+        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+}
+
+extern "C" __global__ void dl_gat_attention_forward(
+    const float* z, const float* score_src, const float* score_dst, const int* nbr_local, const int* counts,
+    const int* n_dst, int capacity, int fanout, int heads, int channels, float negative_slope, float* alpha,
+    float* out, i64* overflow, int threads) {
+    ZG_TAIL(gat_attention_forward, zg_min(*n_dst, capacity) * heads * 32, threads)(
+        z, score_src, score_dst, nbr_local, counts, n_dst, capacity, fanout, heads, channels, negative_slope, alpha,
+        out, overflow);
+}
+
+extern "C" __global__ void dl_gat_attention_backward(
+    const float* grad_out, const float* z, const float* score_src, const float* score_dst, const float* alpha,
+    const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout, int heads, int channels,
+    float negative_slope, float* grad_z, float* grad_score_src, float* grad_score_dst, i64* overflow, int threads) {
+    ZG_TAIL(gat_attention_backward, zg_min(*n_dst, capacity) * heads * 32, threads)(
+        grad_out, z, score_src, score_dst, alpha, nbr_local, counts, n_dst, capacity, fanout, heads, channels,
+        negative_slope, grad_z, grad_score_src, grad_score_dst, overflow);
+}
