@@ -17,7 +17,7 @@ def test_device_launched_kernels_sample_exactly_the_reference(tiny_dataset_dir):
     v, _, _ = run_steps(ds, "dynamic-parallelism", "sage", 1)
     seeds = v.seeds(0, 0)
     with device_launched():
-        last, n_last, blocks = v.sample(seeds, 0, 0)
+        last, n_last, _ = v.sample(seeds, 0, 0)
     ref = sample_subgraph(ds.graph, seeds, [5, 3], 0, 0, 0)
     assert torch.equal(last, ref.frontiers[-1]) and int(n_last) == last.numel()
 

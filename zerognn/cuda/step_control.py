@@ -45,7 +45,10 @@ class StepControl:
 
     def __post_init__(self) -> None:
         dev = self.device
-        zeros64 = lambda *shape: torch.zeros(*shape, dtype=torch.int64, device=dev)  # noqa: E731
+
+        def zeros64(*shape: int) -> torch.Tensor:
+            return torch.zeros(*shape, dtype=torch.int64, device=dev)
+
         self.state = zeros64(2)
         self.permutations = zeros64(2, self.num_train)
         self.seeds = zeros64(self.batch_size)
