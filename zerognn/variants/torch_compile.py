@@ -14,13 +14,10 @@ import re
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
-from ..models import TORCH_OPS
-from ..sampling import sample_subgraph
 from . import register
-from .base import Variant, phase
+from .torch_eager import TorchEager
 
 
 def _cuda_graph_recordings(device: torch.device) -> int | None:
@@ -37,7 +34,7 @@ def _cuda_graph_recordings(device: torch.device) -> int | None:
 
 
 @register
-class TorchCompile(Variant):
+class TorchCompile(TorchEager):
     name = "torch-compile"
     description = "torch-eager sampling; model and loss under torch.compile(mode='reduce-overhead', dynamic=True)"
     # A GPU baseline (reduce-overhead means CUDA Graphs); the step itself also runs on the CPU, where
@@ -48,25 +45,12 @@ class TorchCompile(Variant):
     def setup(self) -> None:
         self._graphs_before = counters["stats"]["unique_graphs"]
         self._frames_before = counters["frames"]["ok"]
-        self._loss = torch.compile(self._forward_loss, mode="reduce-overhead", dynamic=True)
+        self._compiled = torch.compile(super().forward_loss, mode="reduce-overhead", dynamic=True)
 
-    def _forward_loss(self, x: torch.Tensor, hops: list, y: torch.Tensor) -> torch.Tensor:
-        return F.cross_entropy(self.ctx.model(x, hops, TORCH_OPS), y)
-
-    def step(self, epoch: int, step: int, global_step: int) -> None:
-        ctx = self.ctx
-        ds = ctx.dataset
-        seeds = self.seeds(epoch, step)
-        with phase("sample"):
-            sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
-        with phase("gather"):
-            x = ds.features[sub.frontiers[-1]]
-            y = ds.labels[seeds]
-        with phase("forward"):
-            if ctx.device.type == "cuda":
-                torch.compiler.cudagraph_mark_step_begin()  # each step's outputs may be overwritten by the next
-            loss = self._loss(x, sub.hops[::-1], y)
-        self.backward_and_update(loss, global_step)
+    def forward_loss(self, x: torch.Tensor, hops: list, y: torch.Tensor) -> torch.Tensor:
+        if self.ctx.device.type == "cuda":
+            torch.compiler.cudagraph_mark_step_begin()  # each step's outputs may be overwritten by the next
+        return self._compiled(x, hops, y)
 
     def info(self) -> dict[str, Any]:
         return {

@@ -7,6 +7,7 @@ which is exactly the host-mediated cost this study measures. Runs on the CPU as 
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 
 from ..models import TORCH_OPS
@@ -30,5 +31,9 @@ class TorchEager(Variant):
             x = ds.features[sub.frontiers[-1]]
             y = ds.labels[seeds]
         with phase("forward"):
-            loss = F.cross_entropy(ctx.model(x, sub.hops[::-1], TORCH_OPS), y)
+            loss = self.forward_loss(x, sub.hops[::-1], y)
         self.backward_and_update(loss, global_step)
+
+    def forward_loss(self, x: torch.Tensor, hops: list, y: torch.Tensor) -> torch.Tensor:
+        """Model forward and loss over the sampled hops (outermost first)."""
+        return F.cross_entropy(self.ctx.model(x, hops, TORCH_OPS), y)

@@ -64,6 +64,7 @@ class ZeroGNN(Variant):
         self._snapshot = torch.empty_like(self._flat)
         self.control = StepControl(ctx.device, ctx.dataset.train_idx.numel(), self._steps_per_epoch, ctx.batch_size,
                                    hops, hops + 1, ctx.seed, ctx.world.size, ctx.world.rank)
+        self._in_flight_limit = max(1, min(self.max_in_flight, self._steps_per_epoch))
         self._filled_epoch = -1
         self._issued = 0          # replays launched (each ends committed or rolled back)
         self._target = 0          # global steps the loop has asked for
@@ -162,13 +163,12 @@ class ZeroGNN(Variant):
         The bound keeps the permutation row a lagging (rolled-back) step reads from being refilled
         before the host has noticed the rollback.
         """
-        limit = max(1, min(self.max_in_flight, self._steps_per_epoch))
         while True:
             committed, rolled_back = self.control.read_mirror()
             if rolled_back != self._rolled_back_seen:
                 self._recover(global_step)
                 return
-            if self._issued - (committed + rolled_back) <= limit:
+            if self._issued - (committed + rolled_back) <= self._in_flight_limit:
                 return
             time.sleep(0)
 
