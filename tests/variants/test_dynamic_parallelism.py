@@ -28,3 +28,15 @@ def test_losses_match_host_mediated_over_50_steps(tiny_dataset_dir, model_name):
     _, mediated, _ = run_steps(ds, "host-mediated", model_name, 50)
     _, device, _ = run_steps(ds, "dynamic-parallelism", model_name, 50)
     assert ((device - mediated).abs() / mediated).max() < 1e-4
+
+
+def test_profiler_trace_shows_the_device_launched_children(tiny_dataset_dir):
+    """The GPU execution fraction counts trace kernels, so CDP2 children must appear in the trace."""
+    ds = load_dataset(tiny_dataset_dir).to("cuda")
+    v, _, _ = run_steps(ds, "dynamic-parallelism", "sage", 1)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        v.step(0, 0, 0)  # step 0 again, now profiled
+        torch.cuda.synchronize()
+    kernels = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+    assert "dl_sample_neighbors" in kernels  # the parent
+    assert "sample_neighbors" in kernels, sorted(kernels)  # its child, launched from the device

@@ -10,27 +10,38 @@ CUDA graphs inductor recorded.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import torch
+from torch._dynamo.callback import CallbackTrigger, callback_handler
 from torch._dynamo.utils import counters
 
 from . import register
 from .torch_eager import TorchEager
 
 
-def _cuda_graph_recordings(device: torch.device) -> int | None:
-    """CUDA graphs inductor's cudagraph trees recorded on ``device`` (None where that is not exposed)."""
-    try:
-        from torch._inductor.cudagraph_trees import get_container
+class _RecordingCounter:
+    """Counts the CUDA Graphs inductor's cudagraph trees record, through dynamo's compile callbacks
+    (each recording runs under a ``CUDAGRAPH_RECORDING`` callback; the trees' own counters are
+    per-thread and vanish with their manager)."""
 
-        manager = get_container(device.index or 0).tree_manager
-        if manager is None:
-            return 0
-        return int(re.fullmatch(r"count\((\d+)\)", repr(manager.graph_counter)).group(1))
-    except (ImportError, AttributeError):
-        return None
+    def __init__(self) -> None:
+        self.count = 0
+        self._trigger = getattr(CallbackTrigger, "CUDAGRAPH_RECORDING", None)
+        if self._trigger is not None:
+            callback_handler.register_start_callback(self._on_start)
+
+    def _on_start(self, args: Any) -> None:
+        if getattr(args, "callback_trigger", None) is self._trigger:
+            self.count += 1
+
+    def close(self) -> int | None:
+        """Stop counting; the count, or None where this torch has no recording callback."""
+        if self._trigger is None:
+            return None
+        if self._on_start in callback_handler.start_callbacks:
+            callback_handler.remove_start_callback(self._on_start)
+        return self.count
 
 
 @register
@@ -46,15 +57,20 @@ class TorchCompile(TorchEager):
         self._graphs_before = counters["stats"]["unique_graphs"]
         self._frames_before = counters["frames"]["ok"]
         self._compiled = torch.compile(super().forward_loss, mode="reduce-overhead", dynamic=True)
+        self._recordings = _RecordingCounter()
+        self._recorded: int | None = None
 
     def forward_loss(self, x: torch.Tensor, hops: list, y: torch.Tensor) -> torch.Tensor:
         if self.ctx.device.type == "cuda":
             torch.compiler.cudagraph_mark_step_begin()  # each step's outputs may be overwritten by the next
         return self._compiled(x, hops, y)
 
+    def finish(self) -> None:
+        self._recorded = self._recordings.close()
+
     def info(self) -> dict[str, Any]:
         return {
             "dynamo_graphs": counters["stats"]["unique_graphs"] - self._graphs_before,
             "frames_compiled": counters["frames"]["ok"] - self._frames_before,
-            "cuda_graph_recordings": _cuda_graph_recordings(self.ctx.device) if self.ctx.device.type == "cuda" else None,
+            "cuda_graph_recordings": self._recorded if self.ctx.device.type == "cuda" else None,
         }
