@@ -29,7 +29,7 @@ def test_compiled_step_matches_torch_eager_on_the_cpu(tiny_dataset_dir):
     v, compiled = run_on_cpu(ds, "torch-compile", 6)
     assert ((compiled - eager).abs() / eager).max() < 1e-4, (eager, compiled)
     info = v.info()
-    assert info["dynamo_graphs"] >= 1 and info["frames_compiled"] >= 1 and info["cuda_graph_recordings"] is None
+    assert info["dynamo_graphs"] >= 1 and info["frames_compiled"] >= 1 and info["cuda_graph_captures"] is None
 
 
 @pytest.mark.gpu
@@ -38,4 +38,4 @@ def test_compiled_step_matches_host_mediated_over_50_steps_and_records_cuda_grap
     _, mediated, _ = run_steps(ds, "host-mediated", "sage", 50)
     v, compiled, _ = run_steps(ds, "torch-compile", "sage", 50)
     assert ((compiled - mediated).abs() / mediated).max() < 1e-4
-    assert v.info()["cuda_graph_recordings"] >= 1
+    assert v.info()["cuda_graph_captures"] >= 2  # more than the tree manager's empty pool graph

@@ -191,7 +191,11 @@ def test_multi_node_runs_are_started_by_srun_and_torchrun(tmp_path):
 
 
 def test_variants_all_leaves_out_experimental_variants(tmp_path):
-    result = snakemake(workflow_copy(tmp_path), "-n", "--config", "variants=all")
+    cwd = workflow_copy(tmp_path)
+    (cwd / "toy_baseline.py").write_text(TOY_BASELINE.replace('    name = "toy-baseline"\n',
+                                                              '    name = "toy-baseline"\n    experimental = True\n'))
+    result = snakemake(cwd, "-n", "--config", "variants=all", "variant_modules=[toy_baseline.py]")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "leaves out experimental variant torch-compile" in output, output
+    assert "leaves out experimental variant toy-baseline" in output, output
+    assert "toy-baseline" not in output.replace("leaves out experimental variant toy-baseline", ""), output

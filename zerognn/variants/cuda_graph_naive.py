@@ -43,7 +43,6 @@ def _tensors(draft: sampling.HopDraft) -> tuple[torch.Tensor, ...]:
 class CudaGraphNaive(HostMediated):
     name = "cuda-graph-naive"
     description = "host-mediated control; every sync-free segment captured as a CUDA Graph per shape signature"
-    experimental = True  # its GPU tests have not run yet
 
     cache_capacity = 32
 

@@ -22,7 +22,6 @@ from .host_mediated import HostMediated
 class DynamicParallelism(HostMediated):
     name = "dynamic-parallelism"
     description = "host-mediated allocation; kernels launched from the device with exact grids (CDP2 tail launch)"
-    experimental = True  # its GPU tests have not run yet
 
     def step(self, epoch: int, step: int, global_step: int) -> None:
         with device_launched():

@@ -13,34 +13,34 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch._dynamo.callback import CallbackTrigger, callback_handler
 from torch._dynamo.utils import counters
 
 from . import register
 from .torch_eager import TorchEager
 
 
-class _RecordingCounter:
-    """Counts the CUDA Graphs inductor's cudagraph trees record, through dynamo's compile callbacks
-    (each recording runs under a ``CUDAGRAPH_RECORDING`` callback; the trees' own counters are
-    per-thread and vanish with their manager)."""
+class _CaptureCounter:
+    """Counts CUDA Graph captures in this process while open.
+
+    Inductor's cudagraph trees capture through ``torch.cuda.CUDAGraph``: one graph per recorded
+    function and input-size key, plus one empty graph per tree manager that sets up its memory pool.
+    torch keeps no count that outlives a run (the trees' own counter is per-thread and dropped with its
+    manager; on torch 2.11 dynamo's recording callback did not fire), so the capture entry point is
+    wrapped for the run's duration.
+    """
 
     def __init__(self) -> None:
         self.count = 0
-        self._trigger = getattr(CallbackTrigger, "CUDAGRAPH_RECORDING", None)
-        if self._trigger is not None:
-            callback_handler.register_start_callback(self._on_start)
+        self._original = original = torch.cuda.CUDAGraph.capture_begin
 
-    def _on_start(self, args: Any) -> None:
-        if getattr(args, "callback_trigger", None) is self._trigger:
+        def counted(graph: torch.cuda.CUDAGraph, *args: Any, **kwargs: Any) -> Any:
             self.count += 1
+            return original(graph, *args, **kwargs)
 
-    def close(self) -> int | None:
-        """Stop counting; the count, or None where this torch has no recording callback."""
-        if self._trigger is None:
-            return None
-        if self._on_start in callback_handler.start_callbacks:
-            callback_handler.remove_start_callback(self._on_start)
+        torch.cuda.CUDAGraph.capture_begin = counted
+
+    def close(self) -> int:
+        torch.cuda.CUDAGraph.capture_begin = self._original
         return self.count
 
 
@@ -51,14 +51,13 @@ class TorchCompile(TorchEager):
     # A GPU baseline (reduce-overhead means CUDA Graphs); the step itself also runs on the CPU, where
     # the tests check it, but the pipeline does not plan it there (it would add minutes of compiling).
     requires_cuda = True
-    experimental = True  # its GPU test has not run yet
 
     def setup(self) -> None:
         self._graphs_before = counters["stats"]["unique_graphs"]
         self._frames_before = counters["frames"]["ok"]
         self._compiled = torch.compile(super().forward_loss, mode="reduce-overhead", dynamic=True)
-        self._recordings = _RecordingCounter()
-        self._recorded: int | None = None
+        self._captures = _CaptureCounter() if self.ctx.device.type == "cuda" else None
+        self._captured: int | None = None
 
     def forward_loss(self, x: torch.Tensor, hops: list, y: torch.Tensor) -> torch.Tensor:
         if self.ctx.device.type == "cuda":
@@ -66,11 +65,12 @@ class TorchCompile(TorchEager):
         return self._compiled(x, hops, y)
 
     def finish(self) -> None:
-        self._recorded = self._recordings.close()
+        if self._captures is not None:
+            self._captured, self._captures = self._captures.close(), None
 
     def info(self) -> dict[str, Any]:
         return {
             "dynamo_graphs": counters["stats"]["unique_graphs"] - self._graphs_before,
             "frames_compiled": counters["frames"]["ok"] - self._frames_before,
-            "cuda_graph_recordings": self._recorded if self.ctx.device.type == "cuda" else None,
+            "cuda_graph_captures": self._captured,
         }
