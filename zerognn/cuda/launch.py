@@ -73,6 +73,12 @@ def device_launched() -> Iterator[None]:
         _device_launch = previous
 
 
+def device_launched_children() -> frozenset[str]:
+    """The kernels that have a device-side parent (``dl_<name>``): what ``device_launched`` launches."""
+    names = {k for op in operators().values() for k in op.kernels}
+    return frozenset(n for n in names if f"dl_{n}" in names)
+
+
 def launch(name: str, grid: int, *args, threads: int = THREADS) -> None:
     """Launch kernel ``name`` with ``grid`` blocks of ``threads`` on the current stream."""
     if _device_launch:

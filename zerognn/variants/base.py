@@ -87,6 +87,11 @@ class Variant(ABC):
     def finish(self) -> None:
         """Called once after the last step, before losses are read: settle any deferred work."""
 
+    def untraced_gpu_ms_per_step(self) -> float | None:
+        """GPU time per step that the profiler's trace cannot show (measured apart after ``finish``);
+        None where the trace sees all of the variant's GPU work."""
+        return None
+
     def info(self) -> dict[str, Any]:
         """Variant-specific facts for the run record (``variant_info``): envelopes, captures, ..."""
         return {}

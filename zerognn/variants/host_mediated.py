@@ -52,7 +52,8 @@ class HostMediated(Variant):
             blocks.append(block)
         return frontier, n_dev, blocks
 
-    def step(self, epoch: int, step: int, global_step: int) -> None:
+    def loss(self, epoch: int, step: int) -> torch.Tensor:
+        """Sample, gather and forward the batch of (epoch, step); its loss, not yet backpropagated."""
         ctx = self.ctx
         ds = ctx.dataset
         seeds = self.seeds(epoch, step)
@@ -62,6 +63,8 @@ class HostMediated(Variant):
             x = sampling.gather_rows(ds.features, last, n_last, self._overflow)
             y = sampling.gather_labels(ds.labels, seeds, self._batch, self._overflow)
         with phase("forward"):
-            loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
-        self.backward_and_update(loss, global_step)
+            return F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
+
+    def step(self, epoch: int, step: int, global_step: int) -> None:
+        self.backward_and_update(self.loss(epoch, step), global_step)
 
