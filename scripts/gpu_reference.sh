@@ -3,6 +3,8 @@
 # (workflow/config/h200-reference.yaml, narrowed by any extra snakemake arguments such as
 # --config 'models=[sage]'), optionally the operator benchmark; results packed into $OUT/reference.tgz.
 #   device run:  ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_reference.sh [snakemake args]
+# with <sha> written out from this checkout (`git rev-parse --short HEAD` here): the device's copy of
+# .git can be stale, so a sha computed there can name an older commit.
 # (carry .whl). Env: GPU_TESTS=0 skips the tests, BENCH=1 adds bench-ops, SNAKEMAKE_TIMEOUT (s).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
