@@ -32,7 +32,6 @@ def test_losses_match_host_mediated_over_50_steps(tiny_dataset_dir, model_name):
     assert ((device - mediated).abs() / mediated).max() < 1e-4
 
 
-
 def _kernel_us(prof, name: str) -> float:
     return sum(e.time_range.elapsed_us() for e in prof.events()
                if e.device_type == torch.autograd.DeviceType.CUDA and e.name == name)

@@ -5,7 +5,9 @@ exactly what a compiler cannot make static. The dense part, model forward and lo
 AOTAutograd, their backward), is compiled with ``mode="reduce-overhead"`` (inductor with CUDA Graph
 trees on a GPU) and ``dynamic=True``, because every batch brings new frontier sizes. The record says
 how many graphs dynamo compiled (graph breaks and recompilations included) and, on a GPU, how many
-CUDA graphs inductor recorded.
+CUDA Graphs were captured. On the H200 that was one per run, the cudagraph trees' pool graph: the trees
+record a function only on a call after its warm-up, each new input size is a new function, and every
+batch brings new sizes, so every step takes the warm-up path.
 """
 
 from __future__ import annotations
