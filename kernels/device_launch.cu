@@ -6,6 +6,7 @@
 // zerognn: device-launch
 #include "sample_neighbors.cu"
 #include "dedupe_nodes.cu"
+#include "rank_new_nodes.cu"
 #include "relabel_nodes.cu"
 #include "gather_rows.cu"
 #include "sage_mean.cu"
@@ -29,23 +30,33 @@ extern "C" __global__ void dl_sample_neighbors(
 }
 
 extern "C" __global__ void dl_dedupe_frontier(
-    const i64* frontier, const int* n_frontier, i64* keys, int* values, i64 table_mask, i64* overflow, int threads) {
-    ZG_TAIL(dedupe_frontier, *n_frontier, threads)(frontier, n_frontier, keys, values, table_mask, overflow);
+    const i64* frontier, const int* n_frontier, i64* keys, int* values, i64 table_mask, int* new_count, i64* overflow,
+    int threads) {
+    ZG_TAIL(dedupe_frontier, *n_frontier, threads)(frontier, n_frontier, keys, values, table_mask, new_count, overflow);
 }
 
 extern "C" __global__ void dl_dedupe_neighbors(
-    const i64* nbr, const int* counts, const int* n_frontier, int fanout, i64* keys, i64 table_mask, int* new_nodes,
-    int* new_count, int new_capacity, i64* overflow, int threads) {
+    const i64* nbr, const int* counts, const int* n_frontier, int fanout, i64* keys, i64 table_mask,
+    unsigned* new_bits, int* new_count, i64* overflow, int threads) {
     ZG_TAIL(dedupe_neighbors, (i64)(*n_frontier) * fanout, threads)(
-        nbr, counts, n_frontier, fanout, keys, table_mask, new_nodes, new_count, new_capacity, overflow);
+        nbr, counts, n_frontier, fanout, keys, table_mask, new_bits, new_count, overflow);
+}
+
+// The bitmap's size is the graph's, not a live count: one block per word block, as the host would.
+extern "C" __global__ void dl_rank_new_nodes(
+    const unsigned* bits, i64 words, int* block_offsets, unsigned* blocks_done, int threads) {
+    ZG_TAIL(rank_new_nodes, (words + ZG_RANK_WORDS - 1) / ZG_RANK_WORDS * threads, threads)(
+        bits, words, block_offsets, blocks_done);
 }
 
 extern "C" __global__ void dl_relabel_nodes(
-    const i64* frontier, const int* n_frontier, const int* sorted_new, const int* new_count, int new_capacity,
-    const i64* keys, int* values, i64 table_mask, i64* next_frontier, int* next_count, int next_capacity,
-    i64* overflow, int threads) {
-    ZG_TAIL(relabel_nodes, zg_min((i64)(*n_frontier) + zg_min(*new_count, new_capacity), next_capacity), threads)(
-        frontier, n_frontier, sorted_new, new_count, new_capacity, keys, values, table_mask, next_frontier,
+    const i64* frontier, const int* n_frontier, unsigned* new_bits, i64 words, const int* block_offsets,
+    const int* new_count, const i64* keys, int* values, i64 table_mask, i64* next_frontier, int* next_count,
+    int next_capacity, i64* overflow, int threads) {
+    const i64 word_blocks = (words + ZG_RANK_WORDS - 1) / ZG_RANK_WORDS;
+    const i64 copy_blocks = (zg_min(*n_frontier, next_capacity) + threads - 1) / threads;
+    ZG_TAIL(relabel_nodes, (word_blocks > copy_blocks ? word_blocks : copy_blocks) * threads, threads)(
+        frontier, n_frontier, new_bits, words, block_offsets, new_count, keys, values, table_mask, next_frontier,
         next_count, next_capacity, overflow);
 }
 

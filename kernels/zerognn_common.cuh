@@ -17,6 +17,7 @@ typedef long long i64;
 #define ZG_MUL2 0x94D049BB133111EBull
 #define ZG_EMPTY (-1ll)
 #define ZG_MAX_FANOUT 64
+#define ZG_RANK_WORDS 1024  // bitmap words per block of the new-node ranking (RANK_WORDS in zerognn/cuda/sampling.py)
 
 #define ZG_GRID_STRIDE(i, n) \
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (i64)(n); i += (i64)gridDim.x * blockDim.x)
@@ -85,4 +86,31 @@ __device__ __forceinline__ i64 zg_table_find(const i64* keys, i64 mask, i64 key)
         slot = (slot + 1) & mask;
     }
     return -1;
+}
+
+// Exclusive prefix sum across the block of one int per thread; *total receives the block's sum. Every
+// thread of the block must call it (blockDim.x a multiple of 32, at most 1024).
+__device__ __forceinline__ int zg_block_exclusive_scan(int value, int* total) {
+    __shared__ int warp_sums[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+    int x = value;
+    for (int d = 1; d < 32; d <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        int s = lane < warps ? warp_sums[lane] : 0;
+        for (int d = 1; d < 32; d <<= 1) {
+            const int y = __shfl_up_sync(0xffffffffu, s, d);
+            if (lane >= d) s += y;
+        }
+        warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const int before = (warp > 0 ? warp_sums[warp - 1] : 0) + x - value;
+    *total = warp_sums[warps - 1];
+    __syncthreads();  // warp_sums may be reused by the next call
+    return before;
 }

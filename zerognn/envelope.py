@@ -47,10 +47,6 @@ class Envelope:
                 f"kernels' int32 slot indices; use a smaller batch size or fanout"
             )
 
-    def new_capacity(self, hop: int) -> int:
-        """Room for the nodes hop ``hop`` adds: the next frontier holds at least the seeds, so at most this."""
-        return self.frontier_capacity[hop + 1] - self.batch_size
-
     def grown(self, hop: int, needed: int, factor: float = 1.25, limit: tuple[int, ...] | None = None) -> "Envelope":
         """The envelope after hop ``hop`` overflowed needing ``needed`` nodes: that hop and later ones grow.
 

@@ -42,17 +42,18 @@ def test_sample_kernel_matches_reference_slot_for_slot(skew, fanout):
 def run_pipeline(g, seeds, fanouts, seed, epoch, step):
     """The host-mediated sampling pipeline, kernel by kernel, with exact sizes."""
     overflow = sampling.new_overflow(DEV)
+    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
     frontier, n, n_dev = seeds, seeds.numel(), live(seeds.numel())
     frontiers, blocks = [frontier], []
     for hop, f in enumerate(fanouts):
         nbr, counts = sampling.sample(g, frontier, n_dev, n, f, key_tensor(seed, epoch, step, hop), overflow)
         keys = torch.full((sampling.table_size(n * (f + 1)),), -1, dtype=torch.int64, device=DEV)
-        values = torch.full_like(keys, -1, dtype=torch.int32)
-        new, new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, values, n * f, overflow)
+        values = torch.empty_like(keys, dtype=torch.int32)
+        new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, values, new_bits, overflow)
         fresh = int(new_count)
-        sorted_new = torch.sort(new[:fresh]).values
-        frontier, next_dev, local = sampling.relabel(frontier, n_dev, sorted_new, new_count, nbr, counts, f, keys,
+        frontier, next_dev, local = sampling.relabel(frontier, n_dev, new_bits, new_count, nbr, counts, f, keys,
                                                      values, n + fresh, overflow)
+        assert not new_bits.bits.any(), "relabel must leave the bitmap clear for the next hop"
         assert int(next_dev) == n + fresh
         blocks.append(EllBlock(n, n + fresh, f, local, counts, n_dev, overflow))
         frontiers.append(frontier)
@@ -148,13 +149,48 @@ def test_overflow_is_flagged_not_written():
     nbr, counts = sampling.sample(g, frontier, live(1000), 600, 5, key_tensor(0, 0, 0, 0), overflow)
     assert overflow.tolist() == [1, 1000]
     assert nbr.numel() == 600 * 5
-    # new nodes beyond the new-node capacity are counted, not stored; the need is the next frontier's size
+    # new nodes beyond the next frontier's capacity are counted, not stored; the need is that frontier's
+    # size; they get no local id, so no aggregation reads past the frontier
     overflow = sampling.new_overflow(DEV)
+    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
     keys = torch.full((sampling.table_size(600 * 6),), -1, dtype=torch.int64, device=DEV)
-    values = torch.full_like(keys, -1, dtype=torch.int32)
-    new, new_count = sampling.dedupe(frontier, live(600), nbr, counts, 5, keys, values, 10, overflow)
-    assert overflow[0] == 1 and new_count[0] > 10 and overflow[1] == 600 + new_count[0]
-    assert new.numel() == 10
+    values = torch.empty_like(keys, dtype=torch.int32)
+    new_count = sampling.dedupe(frontier[:600], live(600), nbr, counts, 5, keys, values, new_bits, overflow)
+    assert overflow.tolist() == [0, 0] and int(new_count) > 10
+    next_frontier, next_count, local = sampling.relabel(frontier[:600], live(600), new_bits, new_count, nbr, counts, 5,
+                                                        keys, values, 610, overflow)
+    assert overflow.tolist() == [1, 600 + int(new_count)] and int(next_count) == 610
+    assert next_frontier.numel() == 610 and int(local.max()) < 610
+    assert not new_bits.bits.any()
+
+
+@pytest.mark.parametrize("grid", [None, 1, 3])
+@pytest.mark.parametrize("num_nodes", [40, 32 * 1024 * 3 + 77])
+def test_new_nodes_are_ranked_in_id_order_from_the_bitmap(num_nodes, grid):
+    """Whatever the grid (block-strided loops, the last block's scan), new nodes come out sorted by id,
+    after the frontier, with their table values set, and the bitmap is left clear."""
+    gen = torch.Generator().manual_seed(num_nodes)
+    frontier = torch.randperm(num_nodes, generator=gen)[:7].to(DEV)
+    pool = torch.randperm(num_nodes, generator=gen)[: num_nodes // 3].to(DEV)
+    nbr = pool.view(-1, 1)  # one "neighbour" per frontier slot: fanout 1 over len(pool) slots
+    counts = torch.ones(pool.numel(), dtype=torch.int32, device=DEV)
+    n_slots = live(pool.numel())
+    overflow = sampling.new_overflow(DEV)
+    new_bits = sampling.NewNodeBits.for_graph(num_nodes, DEV)
+    keys = torch.full((sampling.table_size(pool.numel() + 7),), -1, dtype=torch.int64, device=DEV)
+    values = torch.empty_like(keys, dtype=torch.int32)
+    mask = np.int64(keys.numel() - 1)
+    new_count = torch.empty(1, dtype=torch.int32, device=DEV)
+    launch("dedupe_frontier", 1, frontier, live(7), keys, values, mask, new_count, overflow)
+    launch("dedupe_neighbors", grid or 8, nbr.view(-1), counts, n_slots, np.int32(1), keys, mask, new_bits.bits,
+           new_count, overflow)
+    expected_new = torch.sort(pool[~torch.isin(pool, frontier)]).values
+    assert int(new_count) == expected_new.numel()
+    next_frontier, next_count, _ = sampling.relabel(frontier, live(7), new_bits, new_count, nbr.view(-1), counts, 1,
+                                                    keys, values, 7 + expected_new.numel(), overflow, grid=grid)
+    assert torch.equal(next_frontier[:7], frontier) and torch.equal(next_frontier[7:], expected_new)
+    assert int(next_count) == 7 + expected_new.numel() and overflow.tolist() == [0, 0]
+    assert not new_bits.bits.any() and int(new_bits.blocks_done) == 0
 
 
 def test_row_kernels_never_write_past_their_capacity():

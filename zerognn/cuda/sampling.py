@@ -16,9 +16,10 @@ import torch
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from .aggregate import EllBlock
-from .launch import grid_for, launch
+from .launch import THREADS, grid_for, launch
 
 MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
+RANK_WORDS = 1024  # ZG_RANK_WORDS: bitmap words per block of rank_new_nodes and relabel_nodes
 
 
 def new_overflow(device) -> torch.Tensor:
@@ -32,12 +33,28 @@ def table_size(entries: int) -> int:
 
 
 @dataclass
-class HopBuffers:
-    """One hop's sampled neighbours in ELL form (``fanout`` slots per frontier position)."""
+class NewNodeBits:
+    """One bit per graph node, set by dedupe for the hop's new nodes and read back in id order.
 
-    nbr: torch.Tensor        # int64 [capacity * fanout]: global ids
-    counts: torch.Tensor     # int32 [capacity]
-    nbr_local: torch.Tensor  # int32 [capacity * fanout]: positions in the next frontier
+    Allocated once per graph and device (``for_graph``); it is all zero between hops, because
+    relabel_nodes clears every word it reads.
+    """
+
+    bits: torch.Tensor           # int32 [ceil(num_nodes / 32)]
+    block_offsets: torch.Tensor  # int32 [one per RANK_WORDS words]: new nodes before that block
+    blocks_done: torch.Tensor    # int32 [1]: rank_new_nodes' arrival counter, zero between hops
+
+    @classmethod
+    def for_graph(cls, num_nodes: int, device) -> "NewNodeBits":
+        words = -(-int(num_nodes) // 32)
+        blocks = max(1, -(-words // RANK_WORDS))
+        return cls(torch.zeros(words, dtype=torch.int32, device=device),
+                   torch.zeros(blocks, dtype=torch.int32, device=device),
+                   torch.zeros(1, dtype=torch.int32, device=device))
+
+    @property
+    def words(self) -> np.int64:
+        return np.int64(self.bits.numel())
 
 
 def check_graph(graph: CSRGraph) -> None:
@@ -61,26 +78,24 @@ def sample(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, ca
 
 
 def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, counts: torch.Tensor, fanout: int,
-           table_keys: torch.Tensor, table_values: torch.Tensor, new_capacity: int, overflow: torch.Tensor,
-           grid: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Insert frontier and neighbours into the (cleared) node table; return (new nodes, their count)."""
-    device = frontier.device
+           table_keys: torch.Tensor, table_values: torch.Tensor, new_bits: NewNodeBits, overflow: torch.Tensor,
+           grid: int | None = None) -> torch.Tensor:
+    """Insert frontier and neighbours into the (cleared) node table, mark new nodes; return their count."""
     mask = np.int64(table_keys.numel() - 1)
-    new_nodes = torch.full((new_capacity,), torch.iinfo(torch.int32).max, dtype=torch.int32, device=device)
-    new_count = torch.zeros(1, dtype=torch.int32, device=device)
+    new_count = torch.empty(1, dtype=torch.int32, device=frontier.device)  # zeroed by dedupe_frontier
     launch("dedupe_frontier", grid or grid_for(frontier.numel()), frontier, n_frontier, table_keys, table_values,
-           mask, overflow)
+           mask, new_count, overflow)
     launch("dedupe_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
-           table_keys, mask, new_nodes, new_count, np.int32(new_capacity), overflow)
-    return new_nodes, new_count
+           table_keys, mask, new_bits.bits, new_count, overflow)
+    return new_count
 
 
-def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, sorted_new: torch.Tensor, new_count: torch.Tensor,
+def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, new_bits: NewNodeBits, new_count: torch.Tensor,
             nbr: torch.Tensor, counts: torch.Tensor, fanout: int, table_keys: torch.Tensor,
             table_values: torch.Tensor, next_capacity: int, overflow: torch.Tensor,
             grid: int | None = None, next_count: torch.Tensor | None = None,
             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The next frontier (frontier + sorted new nodes), its live size, and neighbours' local ids.
+    """The next frontier (frontier + new nodes in id order), its live size, and neighbours' local ids.
 
     ``next_count`` (int32 [1]) receives the live size when given, e.g. a slot of a per-hop size log.
     """
@@ -90,9 +105,12 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, sorted_new: torch.
     if next_count is None:
         next_count = torch.empty(1, dtype=torch.int32, device=device)
     nbr_local = torch.empty(nbr.numel(), dtype=torch.int32, device=device)
-    launch("relabel_nodes", grid or grid_for(next_capacity), frontier, n_frontier, sorted_new, new_count,
-           np.int32(sorted_new.numel()), table_keys, table_values, mask, next_frontier, next_count,
-           np.int32(next_capacity), overflow)
+    word_blocks = new_bits.block_offsets.numel()
+    launch("rank_new_nodes", grid or grid_for(word_blocks * THREADS), new_bits.bits, new_bits.words,
+           new_bits.block_offsets, new_bits.blocks_done)
+    launch("relabel_nodes", grid or grid_for(max(word_blocks * THREADS, next_capacity)), frontier, n_frontier,
+           new_bits.bits, new_bits.words, new_bits.block_offsets, new_count, table_keys, table_values, mask,
+           next_frontier, next_count, np.int32(next_capacity), overflow)
     launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
            table_keys, table_values, mask, nbr_local)
     return next_frontier, next_count, nbr_local
@@ -125,8 +143,8 @@ class HopDraft:
     counts: torch.Tensor
     table_keys: torch.Tensor
     table_values: torch.Tensor
-    new_nodes: torch.Tensor     # int32 [new capacity], unordered; unused slots hold int32 max
     new_count: torch.Tensor     # int32 [1]
+    new_bits: NewNodeBits
 
     @property
     def capacity(self) -> int:
@@ -134,27 +152,21 @@ class HopDraft:
 
 
 def sample_and_dedupe(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
-                      hop_key: torch.Tensor, overflow: torch.Tensor, new_capacity: int) -> HopDraft:
+                      hop_key: torch.Tensor, overflow: torch.Tensor, new_bits: NewNodeBits) -> HopDraft:
     """Sample one hop of ``frontier`` and put frontier and neighbours into a fresh node table."""
     capacity = frontier.numel()
     nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow)
     table_keys = torch.full((table_size(capacity * (fanout + 1)),), -1, dtype=torch.int64, device=frontier.device)
-    table_values = torch.full_like(table_keys, -1, dtype=torch.int32)
-    new_nodes, new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, table_values, new_capacity,
-                                  overflow)
-    return HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, table_values, new_nodes, new_count)
+    # Values need no clearing: every key inserted gets its value written (dedupe_frontier, relabel_nodes).
+    table_values = torch.empty_like(table_keys, dtype=torch.int32)
+    new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, table_values, new_bits, overflow)
+    return HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, table_values, new_count, new_bits)
 
 
-def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int, fresh: int | None = None,
+def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int,
                next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
-    """Sort the new nodes and relabel: (next frontier, its live size, the hop's block).
-
-    With ``fresh`` (the new-node count, read by the host) only the live new nodes are sorted; without
-    it the whole padded buffer is (unused slots sort last) and nothing leaves the device.
-    """
-    new_nodes = draft.new_nodes if fresh is None else draft.new_nodes[:fresh]
-    sorted_new = torch.sort(new_nodes).values
-    next_frontier, next_live, nbr_local = relabel(draft.frontier, draft.n_frontier, sorted_new, draft.new_count,
+    """Relabel: (next frontier, its live size, the hop's block), over ``next_capacity`` frontier slots."""
+    next_frontier, next_live, nbr_local = relabel(draft.frontier, draft.n_frontier, draft.new_bits, draft.new_count,
                                                   draft.nbr, draft.counts, draft.fanout, draft.table_keys,
                                                   draft.table_values, next_capacity, overflow, next_count=next_count)
     block = EllBlock(draft.capacity, next_capacity, draft.fanout, nbr_local, draft.counts, draft.n_frontier, overflow)
@@ -162,8 +174,9 @@ def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int, fres
 
 
 def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
-                   hop_key: torch.Tensor, overflow: torch.Tensor, new_capacity: int, next_capacity: int | None = None,
-                   next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+                   hop_key: torch.Tensor, overflow: torch.Tensor, new_bits: NewNodeBits,
+                   next_capacity: int | None = None, next_count: torch.Tensor | None = None,
+                   ) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
     """One hop: sample, dedupe and relabel; returns (next frontier, its live size, the hop's block).
 
     ``frontier`` holds as many slots as it has elements, of which ``n_frontier`` (device) are live.
@@ -171,8 +184,7 @@ def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Te
     sizes the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves
     the device and a live size above a capacity raises ``overflow`` — fixed-launch control.
     """
-    draft = sample_and_dedupe(graph, frontier, n_frontier, fanout, hop_key, overflow, new_capacity)
+    draft = sample_and_dedupe(graph, frontier, n_frontier, fanout, hop_key, overflow, new_bits)
     if next_capacity is None:
-        fresh = int(draft.new_count.item())  # the host-mediated metadata read
-        return finish_hop(draft, overflow, frontier.numel() + fresh, fresh, next_count)
-    return finish_hop(draft, overflow, next_capacity, next_count=next_count)
+        next_capacity = frontier.numel() + int(draft.new_count.item())  # the host-mediated metadata read
+    return finish_hop(draft, overflow, next_capacity, next_count)

@@ -60,6 +60,7 @@ class ZeroGNN(Variant):
         self.envelope = self.make_envelope()
         hops = len(ctx.fanouts)
         self._steps_per_epoch = steps_per_epoch(ctx.dataset.train_idx.numel(), ctx.batch_size * ctx.world.size)
+        self._new_bits = sampling.NewNodeBits.for_graph(ctx.dataset.num_nodes, ctx.device)
         self._flat = flatten_training_state(ctx.model, ctx.optimizer)
         self._snapshot = torch.empty_like(self._flat)
         self.control = StepControl(ctx.device, ctx.dataset.train_idx.numel(), self._steps_per_epoch, ctx.batch_size,
@@ -92,9 +93,8 @@ class ZeroGNN(Variant):
             frontiers, blocks = [frontier], []
             for hop, fanout in enumerate(ctx.fanouts):
                 frontier, n_live, block = sampling.sample_hop_ell(
-                    ds.graph, frontier, n_live, fanout,
-                    control.hop_keys[hop:hop + 1], control.overflow[hop], envelope.new_capacity(hop),
-                    envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
+                    ds.graph, frontier, n_live, fanout, control.hop_keys[hop:hop + 1], control.overflow[hop],
+                    self._new_bits, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
                 frontiers.append(frontier)
                 blocks.append(block)
             # The captured buffers: after each replay they hold that step's sample (read by tests).
