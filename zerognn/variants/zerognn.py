@@ -61,6 +61,9 @@ class ZeroGNN(Variant):
         hops = len(ctx.fanouts)
         self._steps_per_epoch = steps_per_epoch(ctx.dataset.train_idx.numel(), ctx.batch_size * ctx.world.size)
         self._new_bits = sampling.NewNodeBits.for_graph(ctx.dataset.num_nodes, ctx.device)
+        # Warm-up and every capture run on this one stream: cuBLAS keeps a workspace per (thread,
+        # stream), so a stream per pass would hold another pair of them for the rest of the run.
+        self._stream = torch.cuda.Stream(ctx.device)
         self._flat = flatten_training_state(ctx.model, ctx.optimizer)
         self._snapshot = torch.empty_like(self._flat)
         self.control = StepControl(ctx.device, ctx.dataset.train_idx.numel(), self._steps_per_epoch, ctx.batch_size,
@@ -122,7 +125,7 @@ class ZeroGNN(Variant):
         started = time.perf_counter()
         self._graph = None  # release the previous graph's memory pool first
         ctx.optimizer.zero_grad(set_to_none=True)
-        side = torch.cuda.Stream(ctx.device)
+        side = self._stream
         side.wait_stream(torch.cuda.current_stream(ctx.device))
         with torch.cuda.stream(side):
             self._body(force_rollback=True)  # kernels loaded, cuBLAS/autograd initialised; no state change
@@ -135,7 +138,7 @@ class ZeroGNN(Variant):
         reserved = torch.cuda.memory_reserved(ctx.device)
         torch.cuda.reset_peak_memory_stats(ctx.device)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        with torch.cuda.graph(graph, stream=side):
             self._body(force_rollback=False)
         torch.cuda.synchronize(ctx.device)
         self._graph = graph
