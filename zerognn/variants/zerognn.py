@@ -13,7 +13,9 @@
   through a pinned mirror (no API call), grows the envelope, re-captures and catches up: no batch is
   dropped or truncated, and updates happen in the same order as host-mediated's.
 * One graph per step: sample, gather, forward, backward and the optimizer step are captured once per
-  envelope and replayed; in steady state a step is one ``cudaGraphLaunch``.
+  envelope and replayed; in steady state a step is one ``cudaGraphLaunch``. Because the host's work is
+  done once, at capture, the optimizer step launches Adam's fused kernel over small chunks
+  (``zerognn.chunked_adam``): the same update, with enough blocks to fill the GPU.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ..chunked_adam import chunked_fused_adam_step
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.step_control import StepControl
@@ -112,7 +115,7 @@ class ZeroGNN(Variant):
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
         with phase("optimizer"):
-            ctx.optimizer.step()
+            chunked_fused_adam_step(ctx.optimizer)
         if ctx.world.size > 1:
             # Every rank must commit or roll back together (their gradients were averaged): an overflow
             # anywhere rolls the step back everywhere, and every rank grows by the largest need.
