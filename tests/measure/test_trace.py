@@ -1,3 +1,4 @@
+import dataclasses
 import gzip
 import json
 
@@ -67,13 +68,48 @@ GPU_TRACE = {"traceEvents": [
 def test_gpu_trace_metrics():
     m = analyze_chrome_trace(GPU_TRACE, n_steps=2)
     assert m.window_us == pytest.approx(1200.0)
-    assert m.window_ms == pytest.approx(1.2)
-    assert m.gpu_exec_fraction == pytest.approx(500.0 / 1200.0)
+    assert m.window_ms == pytest.approx(1.2) and m.profiled_step_ms == pytest.approx(0.6)
     assert m.gpu_busy_ms_per_step == pytest.approx(0.25)
+    assert m.gpu_gap_in_graph_ms_per_step is None  # no correlation ids in this trace
     assert m.host_launches_per_step == pytest.approx(9 / 2)
     assert m.host_syncs_per_step == pytest.approx(3 / 2)
     assert m.phase_ms == pytest.approx({"forward": 0.1, "sample": 0.04})
-    assert m.to_dict()["gpu_exec_fraction"] == m.gpu_exec_fraction
+    assert m.to_dict()["gpu_busy_ms_per_step"] == m.gpu_busy_ms_per_step
+
+
+def corr(event, correlation):
+    return event | {"args": {"correlation": correlation}}
+
+
+def test_idle_gaps_inside_one_graph_launch_are_told_from_the_others():
+    trace = {"traceEvents": [
+        ann("zerognn/window", 0, 1000), ann("zerognn/step", 0, 500), ann("zerognn/step", 500, 500),
+        corr(api("cudaGraphLaunch", 10), 7), corr(api("cudaGraphLaunch", 510), 8),
+        corr(api("cudaLaunchKernel", 700), 9),
+        # graph launch 7: a 10 us gap between nodes, an overlap, another 10 us gap before a memset
+        corr(X("kernel", "a", 100, 100, tid=7), 7), corr(X("kernel", "b", 210, 90, tid=7), 7),
+        corr(X("kernel", "c", 250, 100, tid=8), 7), corr(X("gpu_memset", "m", 360, 40, tid=7), 7),
+        # graph launch 8, then a kernel of its own launch: the gaps between launches are not the graph's
+        corr(X("kernel", "d", 600, 100, tid=7), 8), corr(X("kernel", "e", 720, 80, tid=7), 9),
+    ]}
+    m = analyze_chrome_trace(trace, n_steps=2)
+    assert m.gpu_gap_in_graph_ms_per_step == pytest.approx(20 / 1e3 / 2)
+    assert m.gpu_busy_ms_per_step == pytest.approx((100 + 140 + 40 + 100 + 80) / 1e3 / 2)
+
+
+def test_execution_metrics_set_busy_time_against_the_unprofiled_step():
+    from zerognn.measure.execution import EXECUTION_FIELDS, execution_metrics
+
+    m = analyze_chrome_trace(GPU_TRACE, n_steps=2)  # busy 0.25 ms a step in 0.6 ms profiled steps
+    e = execution_metrics(0.5, m)
+    assert e["gpu_exec_fraction"] == pytest.approx(0.5) and e["profiler_dilation"] == pytest.approx(1.2)
+    assert e["gpu_wait_host_ms_per_step"] is None  # no correlation ids: the idle split is unknown
+    e = execution_metrics(0.5, m, untraced_ms_per_step=0.35)
+    assert e["gpu_busy_ms_per_step"] == pytest.approx(0.6) and e["gpu_exec_fraction"] == 1.0
+    assert e["gpu_untraced_ms_per_step"] == 0.35
+    m = dataclasses.replace(m, gpu_gap_in_graph_ms_per_step=0.05)
+    assert execution_metrics(0.5, m)["gpu_wait_host_ms_per_step"] == pytest.approx(0.2)
+    assert execution_metrics(0.5, None) == dict.fromkeys(EXECUTION_FIELDS)
 
 
 def test_trace_file_plain_or_gzipped(tmp_path):
@@ -91,7 +127,7 @@ def test_cpu_trace_has_no_gpu_metrics():
         e for e in GPU_TRACE["traceEvents"] if e.get("cat") in ("user_annotation", "cpu_op")
     ]}
     m = analyze_chrome_trace(cpu, n_steps=2)
-    assert m.gpu_exec_fraction is None and m.gpu_busy_ms_per_step is None
+    assert m.gpu_busy_ms_per_step is None and m.gpu_gap_in_graph_ms_per_step is None
     assert m.host_syncs_per_step is None and m.host_launches_per_step is None
     assert m.phase_ms == pytest.approx({"forward": 0.1, "sample": 0.04})
 
@@ -146,7 +182,7 @@ def test_profile_window_on_cpu(tmp_path):
     assert calls == [0, 1, 2, 3]  # a lead-in step, then the window's three
     assert m.phase_ms["forward"] > 0
     assert m.window_ms > 0
-    assert m.gpu_exec_fraction is None and m.host_launches_per_step is None
+    assert m.gpu_busy_ms_per_step is None and m.host_launches_per_step is None
     assert trace_path.read_bytes()[:2] == b"\x1f\x8b"
     assert analyze_chrome_trace(trace_path, 3).phase_ms.keys() == {"forward"}
     assert [p.name for p in tmp_path.iterdir()] == ["trace.json.gz"]
@@ -171,7 +207,25 @@ def test_profile_window_on_cuda_sees_graph_kernels_syncs_and_launches():
             (x @ x).sum().item()  # one blocking read-back per step
 
     m = profile_window(step, n_steps=3, device="cuda")
-    assert 0.0 < m.gpu_exec_fraction <= 1.0
+    assert 0.0 < m.gpu_busy_ms_per_step <= m.profiled_step_ms
+    # the graph's matmul, relu and mul run back to back: a few microseconds between its nodes
+    assert 0.0 < m.gpu_gap_in_graph_ms_per_step < 0.1
     assert m.host_syncs_per_step == pytest.approx(1.0)
     assert m.host_launches_per_step >= 3  # graph launch + matmul + sum + copy
     assert m.phase_ms["forward"] > 0
+
+
+@pytest.mark.gpu
+def test_capture_counter_counts_each_cuda_graph_capture():
+    from zerognn.measure.captures import counting_cuda_graph_captures
+
+    x = torch.ones(4, device="cuda")
+    with counting_cuda_graph_captures() as count:
+        for _ in range(2):
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                x.mul_(2)
+    assert count.count == 2
+    with torch.cuda.graph(torch.cuda.CUDAGraph()):
+        x.mul_(2)
+    assert count.count == 2  # closed: no longer counting

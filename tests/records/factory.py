@@ -40,7 +40,7 @@ def make_record(
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "run_id": make_run_id(dataset, model, variant, batch_size, fanouts, gpus),
         "config": {
             "dataset": dataset, "model": model, "variant": variant, "batch_size": batch_size,
@@ -54,6 +54,9 @@ def make_record(
             "steps_per_epoch": steps_per_epoch, "step_ms": list(step_ms), "step_ms_median": median,
             "step_ms_p10": p10, "step_ms_p90": p90, "epoch_s": median * steps_per_epoch / 1e3,
             "seeds_per_s": batch_size * gpus * 1e3 / median, "gpu_exec_fraction": gpu_exec_fraction,
+            "gpu_busy_ms_per_step": None if gpu_exec_fraction is None else gpu_exec_fraction * median,
+            "gpu_untraced_ms_per_step": None, "profiler_dilation": None, "gpu_gap_in_graph_ms_per_step": None,
+            "gpu_wait_host_ms_per_step": None, "cuda_graph_captures": None,
             "host_syncs_per_step": host_syncs_per_step, "host_launches_per_step": host_launches_per_step,
             "peak_mem_bytes": peak_mem_bytes, "phase_ms": phase_ms or {}, "window_ms": None,
         },

@@ -9,6 +9,7 @@ from zerognn.records import (
     make_run_id,
     percentiles,
     read_record,
+    upgrade_record,
     validate_record,
     write_record,
 )
@@ -68,7 +69,9 @@ def _broken(edit):
         (lambda r: r["variant_info"].update(envelope={"hops": [{"hop": 1}]}),
          "variant_info.envelope.hops[0].provisioned"),
         (lambda r: r.update(run_id="something-else"), "run_id"),
-        (lambda r: r.update(schema_version=2), "schema_version"),
+        (lambda r: r.update(schema_version=3), "schema_version"),
+        (lambda r: r["metrics"].pop("gpu_busy_ms_per_step"), "metrics.gpu_busy_ms_per_step"),
+        (lambda r: r["metrics"].update(cuda_graph_captures=-1), "metrics.cuda_graph_captures"),
         (lambda r: r.update(metrics=[]), "metrics"),
     ],
 )
@@ -121,3 +124,50 @@ def test_iter_records_rejects_a_repeated_run_id(tmp_path):
 def test_iter_records_missing_dir(tmp_path):
     with pytest.raises(ZeroGNNError, match="run the pipeline first"):
         list(iter_records(tmp_path / "nope"))
+
+
+def _gpu_record(**metrics):
+    record = make_record("zerognn", device="cuda", gpu_name="NVIDIA H200", gpu_exec_fraction=0.5)
+    record["config"]["profile_steps"] = 5
+    record["metrics"].update(metrics)
+    return record
+
+
+def test_execution_fraction_and_dilation_must_agree_with_what_they_are_ratios_of():
+    median = _gpu_record()["metrics"]["step_ms_median"]  # 11 ms
+    validate_record(_gpu_record(gpu_busy_ms_per_step=5.5, gpu_exec_fraction=0.5,
+                                window_ms=5 * 13.2, profiler_dilation=1.2))
+    validate_record(_gpu_record(gpu_busy_ms_per_step=2 * median, gpu_exec_fraction=1.0))  # capped at 1
+    for metrics, field in [
+        (dict(gpu_busy_ms_per_step=5.5, gpu_exec_fraction=0.6), "gpu_exec_fraction"),
+        (dict(gpu_busy_ms_per_step=None, gpu_exec_fraction=0.5), "gpu_exec_fraction"),
+        (dict(window_ms=5 * 13.2, profiler_dilation=1.0), "profiler_dilation"),
+    ]:
+        with pytest.raises(ZeroGNNError, match=f"field 'metrics.{field}'"):
+            validate_record(_gpu_record(**metrics))
+
+
+def _schema_1(record):
+    """The record as schema 1 wrote it: the fraction over the profiled window, no newer fields."""
+    for key in ("gpu_busy_ms_per_step", "gpu_untraced_ms_per_step", "profiler_dilation",
+                "gpu_gap_in_graph_ms_per_step", "gpu_wait_host_ms_per_step", "cuda_graph_captures"):
+        record["metrics"].pop(key)
+    record["schema_version"] = 1
+    return record
+
+
+def test_schema_1_records_are_read_with_the_fraction_against_the_unprofiled_step(tmp_path):
+    # 5 profiled steps in a 66 ms window (13.2 ms a step against a median of 11): busy 3.3 ms a step
+    old = _schema_1(_gpu_record(window_ms=66.0, gpu_exec_fraction=0.25))
+    validate_record(old)
+    write_record(tmp_path / "old.json", old)
+    record = read_record(tmp_path / "old.json")
+    m = record["metrics"]
+    assert record["schema_version"] == 2 and record["upgraded_from_schema"] == 1
+    assert m["gpu_busy_ms_per_step"] == pytest.approx(3.3)
+    assert m["gpu_exec_fraction"] == pytest.approx(0.3) and m["profiler_dilation"] == pytest.approx(1.2)
+    assert m["gpu_gap_in_graph_ms_per_step"] is None and m["cuda_graph_captures"] is None
+    validate_record(record)
+    cpu = _schema_1(make_record())
+    assert upgrade_record(cpu)["metrics"]["gpu_exec_fraction"] is None
+    assert upgrade_record(record) is record  # current records are returned as they are

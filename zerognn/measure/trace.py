@@ -1,9 +1,12 @@
 """Profile one steady-state window with torch.profiler and analyse its Chrome trace.
 
 The training loop marks the window, each step and each phase with ``record_function`` ranges (names
-below). From the exported trace we compute the GPU execution fraction (union of GPU activity over the
-window's wall time), host synchronisations and host launches per step (runtime/driver API calls that
-start inside a step range, on any host thread), and host-side time per phase.
+below). From the exported trace we compute the GPU's busy time per step (the union of GPU activity in
+the window), the idle gaps between activities of one graph launch, host synchronisations and host
+launches per step (runtime/driver API calls that start inside a step range, on any host thread), and
+host-side time per phase. The profiler slows the host far more than the GPU, so nothing here is a
+fraction of the window's wall time: ``zerognn.measure.execution`` relates the busy time to the
+unprofiled step time.
 
 Event categories are the ones kineto writes (libkineto ``ActivityType`` names, as in
 ``torch/profiler/_chrome_trace_export.py``): GPU work is ``kernel`` (also kernels replayed from a CUDA
@@ -61,6 +64,10 @@ HOST_LAUNCH_CALLS = frozenset({
     "cuLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch",
 })
 HOST_LAUNCH_PREFIXES = ("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")
+# Launches that replay a whole captured graph: GPU activity carrying one of their correlation ids
+# (CUPTI gives a graph's kernels, copies and memsets the id of the launch that replayed them) belongs
+# to that replay, so an idle gap between two such activities is a gap inside the graph.
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 
 _API_SUFFIX = re.compile(r"(_v\d+|_ptsz|_ptds)+$")
 
@@ -73,10 +80,16 @@ class TraceMetrics:
     window_us: float
     window_ms: float
     gpu_busy_ms_per_step: float | None
-    gpu_exec_fraction: float | None
+    # idle time between consecutive GPU activities of one graph launch; None without correlation ids
+    gpu_gap_in_graph_ms_per_step: float | None
     host_syncs_per_step: float | None
     host_launches_per_step: float | None
     phase_ms: dict[str, float]
+
+    @property
+    def profiled_step_ms(self) -> float:
+        """The window's wall time per step (profiler included)."""
+        return self.window_ms / self.n_steps
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -130,11 +143,14 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
             f"wrap each step in record_function('{STEP}') (profile_window does) and pass the same count."
         )
 
-    gpu = [_interval(e) for e in events if e.get("cat") in GPU_ACTIVITY_CATEGORIES]
-    api = [e for e in events if e.get("cat") in API_CATEGORIES and _inside(_start(e), steps)]
-    has_api = any(e.get("cat") in API_CATEGORIES for e in events)
+    gpu_events = [e for e in events if e.get("cat") in GPU_ACTIVITY_CATEGORIES]
+    api_events = [e for e in events if e.get("cat") in API_CATEGORIES]
+    api = [e for e in api_events if _inside(_start(e), steps)]
     window_us = end - start
-    busy_us = _union_length(gpu, start, end) if gpu else None
+    busy_us = _union_length([_interval(e) for e in gpu_events], start, end) if gpu_events else None
+    graph_launches = {_correlation(e) for e in api_events if api_name(e["name"]) in GRAPH_LAUNCH_CALLS} - {None}
+    has_correlation = any(_correlation(e) is not None for e in gpu_events)
+    gap_us = _gaps_inside_launches(gpu_events, graph_launches, start, end) if has_correlation else None
 
     phase_us: dict[str, float] = {}
     for e in annotations:
@@ -147,9 +163,9 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
         window_us=window_us,
         window_ms=window_us / 1e3,
         gpu_busy_ms_per_step=None if busy_us is None else busy_us / 1e3 / n_steps,
-        gpu_exec_fraction=None if busy_us is None else (busy_us / window_us if window_us > 0 else 0.0),
-        host_syncs_per_step=sum(is_host_sync(e["name"]) for e in api) / n_steps if has_api else None,
-        host_launches_per_step=sum(is_host_launch(e["name"]) for e in api) / n_steps if has_api else None,
+        gpu_gap_in_graph_ms_per_step=None if gap_us is None else gap_us / 1e3 / n_steps,
+        host_syncs_per_step=sum(is_host_sync(e["name"]) for e in api) / n_steps if api_events else None,
+        host_launches_per_step=sum(is_host_launch(e["name"]) for e in api) / n_steps if api_events else None,
         phase_ms={name: us / 1e3 / n_steps for name, us in sorted(phase_us.items())},
     )
 
@@ -215,6 +231,29 @@ def _window(annotations: list[dict[str, Any]]) -> tuple[float, float]:
         if start <= sync_start:
             end = max(end, sync_end)
     return start, end
+
+
+def _correlation(event: dict[str, Any]) -> int | None:
+    return event.get("args", {}).get("correlation")
+
+
+def _gaps_inside_launches(gpu_events: list[dict[str, Any]], launches: set[int], lo: float,
+                          hi: float) -> float:
+    """Idle time in [lo, hi] between busy stretches of GPU activity where the activity that ends one
+    stretch and the one that starts the next came from the same launch in ``launches``."""
+    total, last_end, last_launch = 0.0, None, None
+    for e in sorted(gpu_events, key=_start):
+        s, t = _interval(e)
+        s, t = max(s, lo), min(t, hi)
+        if t <= s:
+            continue
+        launch = _correlation(e)
+        if last_end is not None and s > last_end:
+            if launch == last_launch and launch in launches:
+                total += s - last_end
+        if last_end is None or t >= last_end:
+            last_end, last_launch = t, launch
+    return total
 
 
 def _inside(t: float, ranges: list[tuple[float, float]]) -> bool:

@@ -6,6 +6,7 @@ from .schema import (
     make_run_id,
     percentiles,
     read_record,
+    upgrade_record,
     validate_record,
     write_record,
 )
@@ -13,5 +14,5 @@ from .summary import SUMMARY_COLUMNS, read_summary, summarize, summary_row
 
 __all__ = [
     "SCHEMA_VERSION", "SUMMARY_COLUMNS", "iter_records", "make_run_id", "percentiles", "read_record",
-    "read_summary", "summarize", "summary_row", "validate_record", "write_record",
+    "read_summary", "summarize", "summary_row", "upgrade_record", "validate_record", "write_record",
 ]

@@ -3,6 +3,9 @@
 ``docs/records.md`` is the human description of the same schema (for tools outside this package that
 write records); the field tables below are the machine one. Unknown extra fields are allowed so that
 a newer writer does not break an older reader; every field listed here is required.
+
+Records of schema 1 are still read: ``read_record`` upgrades them in memory (``upgrade_record``),
+deriving the GPU busy time from what they stored.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import numpy as np
 from ..atomic import write_json
 from ..errors import ZeroGNNError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 DOC = "docs/records.md"
 
 # A checker is called with (value, field path) and raises _Invalid when the value does not fit.
@@ -129,14 +133,22 @@ DATASET = obj({
     "name": string(), "source": string(), "num_nodes": integer(0), "num_edges": integer(0),
     "num_features": integer(0), "num_classes": integer(0), "scale": scalar,
 })
-METRICS = obj({
+METRICS_FIELDS_V1: dict[str, Check] = {
     "steps_per_epoch": integer(1), "step_ms": list_of(number(0), 1),
     "step_ms_median": number(0), "step_ms_p10": number(0), "step_ms_p90": number(0),
     "epoch_s": number(0), "seeds_per_s": number(0),
     "gpu_exec_fraction": nullable(number(0, 1)), "host_syncs_per_step": nullable(number(0)),
     "host_launches_per_step": nullable(number(0)), "peak_mem_bytes": nullable(integer(0)),
     "phase_ms": map_of(number(0)), "window_ms": nullable(number(0)),
+}
+METRICS_V1 = obj(METRICS_FIELDS_V1)
+METRICS = obj(METRICS_FIELDS_V1 | {
+    "gpu_busy_ms_per_step": nullable(number(0)), "gpu_untraced_ms_per_step": nullable(number(0)),
+    "profiler_dilation": nullable(number(0, low_open=True)), "gpu_gap_in_graph_ms_per_step": nullable(number(0)),
+    "gpu_wait_host_ms_per_step": nullable(number(0)), "cuda_graph_captures": nullable(integer(0)),
 })
+# gpu_exec_fraction and profiler_dilation are ratios of other fields; a record must agree with itself.
+RATIO_TOLERANCE = 0.01
 ACCURACY = obj({"val": nullable(number(0, 1)), "test": nullable(number(0, 1)), "eval_nodes": integer(0)})
 ENVELOPE = obj({"hops": list_of(
     obj({"hop": integer(1), "provisioned": integer(0), "live_max": integer(0), "live_mean": number(0)}), 1)})
@@ -148,11 +160,13 @@ VARIANT_INFO_KNOWN = {
 }
 # environment is collect_environment()'s output; the summary reads these two keys.
 ENVIRONMENT = obj({"git_commit": nullable(string()), "gpu_name": nullable(string())})
-RECORD = obj({
+RECORD_FIELDS: dict[str, Check] = {
     "schema_version": integer(1), "run_id": string(), "config": CONFIG, "dataset": DATASET,
     "metrics": METRICS, "losses": list_of(nullable(number())), "accuracy": ACCURACY,
     "variant_info": obj({}), "environment": ENVIRONMENT,
-})
+}
+RECORD = obj(RECORD_FIELDS)
+RECORD_V1 = obj(RECORD_FIELDS | {"metrics": METRICS_V1})
 
 
 def make_run_id(dataset: str, model: str, variant: str, batch_size: int, fanouts: Sequence[int],
@@ -176,9 +190,11 @@ def percentiles(step_ms: Sequence[float]) -> tuple[float, float, float]:
 def validate_record(record: Any, source: str | os.PathLike | None = None) -> None:
     """Raise ZeroGNNError naming ``source``, the field and the fix if ``record`` is not a valid record."""
     try:
-        RECORD(record, "")
-        if record["schema_version"] != SCHEMA_VERSION:
-            raise _Invalid("schema_version", f"is {record['schema_version']}, this version reads {SCHEMA_VERSION}")
+        version = record.get("schema_version") if isinstance(record, dict) else None
+        if version not in READABLE_VERSIONS:
+            RECORD(record, "")  # names a missing or mistyped field first, if that is the problem
+            raise _Invalid("schema_version", f"is {version}, this version reads {', '.join(map(str, READABLE_VERSIONS))}")
+        (RECORD_V1 if version == 1 else RECORD)(record, "")
         for key, check in VARIANT_INFO_KNOWN.items():
             if key in record["variant_info"]:
                 check(record["variant_info"][key], f"variant_info.{key}")
@@ -198,12 +214,40 @@ def write_record(path: str | os.PathLike, record: dict[str, Any]) -> None:
 
 
 def read_record(path: str | os.PathLike) -> dict[str, Any]:
+    """Read, validate and (schema 1) upgrade one record."""
     try:
         record = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise ZeroGNNError(f"{path}: cannot read run record: {e}. Delete the file and re-run that run.") from e
     validate_record(record, source=path)
-    return record
+    return upgrade_record(record)
+
+
+def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A schema-1 record in the current schema (others are returned as they are).
+
+    Schema 1 stored the GPU execution fraction as busy time over the profiled window's wall time
+    (``window_ms``), where the profiler dilates a host-bound step. The busy time per step is recovered
+    exactly from it (fraction × window / profiled steps), and the fraction is recomputed against the
+    unprofiled median step as schema 2 defines it. What schema 1 did not store stays null (the idle
+    split, the capture count); ``upgraded_from_schema`` says the record was upgraded.
+    """
+    if record["schema_version"] != 1:
+        return record
+    c, m = record["config"], dict(record["metrics"])
+    median = m["step_ms_median"]
+    profiled_step = m["window_ms"] / c["profile_steps"] if m["window_ms"] is not None and c["profile_steps"] else None
+    busy = None
+    if m["gpu_exec_fraction"] is not None and profiled_step is not None:
+        busy = m["gpu_exec_fraction"] * profiled_step
+    m.update(
+        gpu_busy_ms_per_step=busy,
+        gpu_untraced_ms_per_step=m.get("gpu_untraced_ms_per_step"),
+        gpu_exec_fraction=None if busy is None or median <= 0 else min(1.0, busy / median),
+        profiler_dilation=None if busy is None or median <= 0 else profiled_step / median,
+        gpu_gap_in_graph_ms_per_step=None, gpu_wait_host_ms_per_step=None, cuda_graph_captures=None,
+    )
+    return record | {"schema_version": SCHEMA_VERSION, "metrics": m, "upgraded_from_schema": 1}
 
 
 def record_paths(runs_dir: str | os.PathLike) -> list[Path]:
@@ -235,3 +279,20 @@ def _check_consistency(record: dict[str, Any]) -> None:
         raise _Invalid("run_id", f"is {record['run_id']!r} but the config gives {expected!r}")
     if not m["step_ms_p10"] <= m["step_ms_median"] <= m["step_ms_p90"]:
         raise _Invalid("metrics.step_ms_median", "must lie between step_ms_p10 and step_ms_p90")
+    if record["schema_version"] == 1:
+        return
+    median, busy, fraction = m["step_ms_median"], m["gpu_busy_ms_per_step"], m["gpu_exec_fraction"]
+    if (busy is None) != (fraction is None):
+        raise _Invalid("metrics.gpu_exec_fraction", "and gpu_busy_ms_per_step must both be null or both be set")
+    if fraction is not None and median > 0:
+        _check_ratio("metrics.gpu_exec_fraction", fraction, min(1.0, busy / median),
+                     "min(1, gpu_busy_ms_per_step / step_ms_median)")
+    dilation = m["profiler_dilation"]
+    if dilation is not None and m["window_ms"] is not None and c["profile_steps"] and median > 0:
+        _check_ratio("metrics.profiler_dilation", dilation, m["window_ms"] / c["profile_steps"] / median,
+                     "window_ms / profile_steps / step_ms_median")
+
+
+def _check_ratio(field: str, value: float, expected: float, formula: str) -> None:
+    if abs(value - expected) > RATIO_TOLERANCE * max(abs(expected), 1e-12):
+        raise _Invalid(field, f"is {value:.6g} but {formula} is {expected:.6g}")

@@ -4,16 +4,22 @@ Phases, in order, all on the same variant instance and one continuing sequence o
 
 1. ``warmup_steps`` steps (compilation, capture, allocator warm-up) — not measured;
 2. ``measure_steps`` steps timed one by one (CUDA events on a GPU, a host clock on the CPU), with the
-   device's peak memory tracked;
-3. one lead-in step, then ``profile_steps`` steps under torch.profiler, from whose trace come the GPU execution fraction,
-   host syncs and launches per step and the per-phase breakdown (kept apart from 2 so the profiler's
-   overhead never reaches the step times).
+   device's peak memory measured over exactly these steps (``zerognn.measure.memory``: a re-capture
+   inside them is included, and no variant can reset the measurement);
+3. one lead-in step, then ``profile_steps`` steps under torch.profiler, from whose trace come the GPU's
+   busy time per step, host syncs and launches per step and the per-phase breakdown (kept apart from 2
+   so the profiler's overhead never reaches the step times). The execution fraction sets the busy time
+   against 2's median step (``zerognn.measure.execution``).
+
+CUDA Graph captures are counted over the whole run for every variant alike, and GPU work the trace
+cannot show is measured after the run by the measurement layer (``zerognn.measure.untraced``).
 
 Losses are read back only at the end, so the loop itself adds no host synchronisation per step.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -24,8 +30,12 @@ import torch
 from ..datasets.store import Dataset, load_dataset
 from ..distributed import World, barrier, init_world, mean_over_ranks, shutdown
 from ..errors import ZeroGNNError
+from ..measure.captures import counting_cuda_graph_captures
 from ..measure.environment import collect_environment
+from ..measure.execution import execution_metrics
+from ..measure.memory import PeakMemory
 from ..measure.trace import profile_window
+from ..measure.untraced import untraced_gpu_ms_per_step
 from ..models import build_model
 from ..records.schema import SCHEMA_VERSION, make_run_id, percentiles, write_record
 from ..sampling import steps_per_epoch
@@ -108,43 +118,43 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
     cuda = device.type == "cuda"
     optimizer = torch.optim.Adam(model.parameters(), lr=spec.lr, capturable=cuda, fused=cuda)
     loss_log = torch.zeros(spec.total_steps, dtype=torch.float32, device=device)
+    memory = PeakMemory(device)
     ctx = VariantContext(ds, model, optimizer, spec.model, spec.fanouts, spec.batch_size, spec.seed, device, loss_log,
-                         world)
-
-    if device.type == "cuda":
+                         world, memory)
+    if cuda:
         torch.cuda.synchronize(device)
-        resident = torch.cuda.memory_allocated(device)
-        torch.cuda.reset_peak_memory_stats(device)
-    variant = variant_cls(ctx)
-    variant.setup()
-    if device.type == "cuda":
-        # Steady-state peak: setup's transients (calibration, capture warm-up) are not part of a step;
-        # what setup keeps allocated is counted, and a captured graph's working set is added below.
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
+    resident = memory.allocated()
 
-    def run_step(g: int) -> None:
-        epoch, step = divmod(g, spe)
-        variant.step(epoch, step, g)
+    with counting_cuda_graph_captures() if cuda else contextlib.nullcontext() as captures:
+        variant = variant_cls(ctx)
+        variant.setup()
 
-    progress(f"[{run_id}] warm-up: {spec.warmup_steps} steps")
-    for g in range(spec.warmup_steps):
-        run_step(g)
-    progress(f"[{run_id}] measuring {spec.measure_steps} steps")
-    step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
-    peak = None
-    if device.type == "cuda":
-        peak = torch.cuda.max_memory_allocated(device) - resident + variant.held_memory_bytes()
-    median, p10, p90 = percentiles(step_ms)
-    progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
+        def run_step(g: int) -> None:
+            epoch, step = divmod(g, spe)
+            variant.step(epoch, step, g)
 
-    trace_metrics = None
-    if spec.profile_steps:
-        progress(f"[{run_id}] profiling {spec.profile_steps} steps")
-        first = spec.warmup_steps + spec.measure_steps
-        trace_metrics = profile_window(lambda i: run_step(first + i), spec.profile_steps, device, trace_path)
+        progress(f"[{run_id}] warm-up: {spec.warmup_steps} steps")
+        for g in range(spec.warmup_steps):
+            run_step(g)
+        progress(f"[{run_id}] measuring {spec.measure_steps} steps")
+        memory.start_window()
+        step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
+        peak_live = memory.peak_bytes()
+        median, p10, p90 = percentiles(step_ms)
+        progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
 
-    variant.finish()
+        trace = None
+        if spec.profile_steps:
+            progress(f"[{run_id}] profiling {spec.profile_steps} steps")
+            first = spec.warmup_steps + spec.measure_steps
+            trace = profile_window(lambda i: run_step(first + i), spec.profile_steps, device, trace_path)
+
+        variant.finish()
+        replay = variant.untraced_replay()
+        untraced_ms = None
+        if replay is not None and trace is not None and trace.gpu_busy_ms_per_step is not None:
+            untraced_ms = untraced_gpu_ms_per_step(replay, device)
+
     losses = mean_over_ranks(loss_log, world).tolist()
     if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
         raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")
@@ -156,12 +166,6 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
     test = accuracy(model, ds, ds.test_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
     progress(f"[{run_id}] final loss {sum(losses[-5:]) / len(losses[-5:]):.4f}, val acc {val}, test acc {test}")
 
-    tm = trace_metrics.to_dict() if trace_metrics is not None else {}
-    untraced_ms = variant.untraced_gpu_ms_per_step()
-    if untraced_ms is not None and tm.get("gpu_busy_ms_per_step") is not None:
-        # Work the trace cannot show runs on the same stream between traced activities, so it adds.
-        step_wall_ms = tm["window_ms"] / tm["n_steps"]
-        tm["gpu_exec_fraction"] = min(1.0, (tm["gpu_busy_ms_per_step"] + untraced_ms) / step_wall_ms)
     record = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -183,13 +187,13 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             "step_ms_p90": p90,
             "epoch_s": median * spe / 1e3,
             "seeds_per_s": spec.batch_size * spec.gpus / (median / 1e3),
-            "gpu_exec_fraction": tm.get("gpu_exec_fraction"),
-            "gpu_untraced_ms_per_step": untraced_ms,
-            "host_syncs_per_step": tm.get("host_syncs_per_step"),
-            "host_launches_per_step": tm.get("host_launches_per_step"),
-            "peak_mem_bytes": peak,
-            "phase_ms": tm.get("phase_ms", {}),
-            "window_ms": tm.get("window_ms"),
+            **execution_metrics(median, trace, untraced_ms),
+            "host_syncs_per_step": None if trace is None else trace.host_syncs_per_step,
+            "host_launches_per_step": None if trace is None else trace.host_launches_per_step,
+            "peak_mem_bytes": None if peak_live is None else peak_live - resident,
+            "cuda_graph_captures": None if captures is None else captures.count,
+            "phase_ms": {} if trace is None else trace.phase_ms,
+            "window_ms": None if trace is None else trace.window_ms,
         },
         "losses": losses,
         "accuracy": {"val": val, "test": test, "eval_nodes": eval_nodes},

@@ -18,6 +18,8 @@ from torch import nn
 
 from ..datasets.store import Dataset
 from ..distributed import SINGLE, World, average_gradients
+from ..measure.memory import PeakMemory
+from ..measure.untraced import UntracedReplay
 from ..sampling import batch_seeds, epoch_permutation
 
 
@@ -35,6 +37,13 @@ class VariantContext:
     device: torch.device
     loss_log: torch.Tensor    # float32 [total steps] on ``device``
     world: World = SINGLE     # this process's rank among the data-parallel processes
+    # The run's memory meter: a variant that replays a CUDA Graph measures its captures and declares
+    # the graph's working set through it (never through the allocator's statistics directly).
+    memory: PeakMemory | None = None
+
+    def __post_init__(self) -> None:
+        if self.memory is None:
+            self.memory = PeakMemory(self.device)
 
 
 class Variant(ABC):
@@ -75,21 +84,13 @@ class Variant(ABC):
     def step(self, epoch: int, step: int, global_step: int) -> None:
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
 
-    def held_memory_bytes(self) -> int:
-        """Live bytes of this variant's steps that the allocator's allocated count does not show.
-
-        A CUDA Graph's step tensors are such memory: freed (for the allocator) when capture ends,
-        yet reused by every replay. The run's peak adds this, so that it counts live tensors for
-        every variant alike (the graph's reserved pool, fragmentation included, is reported apart).
-        """
-        return 0
-
     def finish(self) -> None:
         """Called once after the last step, before losses are read: settle any deferred work."""
 
-    def untraced_gpu_ms_per_step(self) -> float | None:
-        """GPU time per step that the profiler's trace cannot show (measured apart after ``finish``);
-        None where the trace sees all of the variant's GPU work."""
+    def untraced_replay(self) -> UntracedReplay | None:
+        """How to re-run, launched from the host, the GPU work of recent steps that the profiler's
+        trace cannot show (the measurement layer times it after ``finish``); None where the trace
+        sees all of the variant's GPU work."""
         return None
 
     def info(self) -> dict[str, Any]:

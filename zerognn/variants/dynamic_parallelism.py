@@ -7,12 +7,10 @@ still provisions memory, so it still reads every hop's new-node count back to al
 buffers — the synchronisations stay, which is the point this baseline makes. Everything else (model,
 cuBLAS GEMMs, optimizer) is as in ``host-mediated``.
 
-The profiler's trace does not show the children: kineto records kernels through CUPTI's kernel
-activity, which reports a CDP2 parent (whose span ends before its tail-launched child starts) but not
-the child (CUPTI has a separate CDP-kernel record that kineto does not enable). So the children's GPU
-time is measured apart, after the run: the last steps' sampling, gather, forward and backward run
-again with the same kernels launched from the host — the same work with the same exact grids — under
-the profiler, and the children's kernel time per step is added to the trace's GPU activity.
+The profiler's trace does not show the children (CUPTI's kernel activity reports a CDP2 parent, not the
+child it launches), so the variant says how to run its last steps' sampling, gather, forward and
+backward again with the same kernels launched from the host — the same work with the same exact
+grids — and the measurement layer (``zerognn.measure.untraced``) times the children in that replay.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from typing import Any
 import torch
 
 from ..cuda.launch import device_launched, device_launched_children
+from ..measure.untraced import UntracedReplay
 from . import register
 from .host_mediated import HostMediated
 
@@ -37,36 +36,24 @@ class DynamicParallelism(HostMediated):
     def setup(self) -> None:
         super().setup()
         self._recent: deque[tuple[int, int]] = deque(maxlen=_REPLAYED_STEPS)
-        self._child_ms: float | None = None
 
     def step(self, epoch: int, step: int, global_step: int) -> None:
         self._recent.append((epoch, step))
         with device_launched():
             super().step(epoch, step, global_step)
 
-    def finish(self) -> None:
-        if self._recent:
-            self._child_ms = self._children_gpu_ms_per_step()
+    def untraced_replay(self) -> UntracedReplay | None:
+        if not self._recent:
+            return None
+        return UntracedReplay(self._replay_recent_steps, device_launched_children())
 
-    def _children_gpu_ms_per_step(self) -> float:
-        """The device-launched kernels' GPU time per step, from host-launched replays of the last steps
-        (forward and backward only: the parameters are not updated; their gradients are dropped)."""
-        children = device_launched_children()
-        torch.cuda.synchronize(self.ctx.device)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            for epoch, step in self._recent:
-                self.loss(epoch, step).backward()
-            torch.cuda.synchronize(self.ctx.device)
+    def _replay_recent_steps(self) -> int:
+        """The last steps' forward and backward, host-launched; the parameters are not updated and
+        their gradients are dropped."""
+        for epoch, step in self._recent:
+            self.loss(epoch, step).backward()
         self.ctx.model.zero_grad(set_to_none=True)
-        us = sum(e.time_range.elapsed_us() for e in prof.events()
-                 if e.device_type == torch.autograd.DeviceType.CUDA and e.name in children)
-        return us / 1e3 / len(self._recent)
-
-    def untraced_gpu_ms_per_step(self) -> float | None:
-        return self._child_ms
+        return len(self._recent)
 
     def info(self) -> dict[str, Any]:
-        return {"kernel_launch": "device (CDP2, cudaStreamTailLaunch)",
-                "child_gpu_ms_per_step": self._child_ms,
-                "child_gpu_ms_measured_by": "host-launched replay of the last steps' forward and backward "
-                                            "under torch.profiler (kineto's trace does not show CDP2 children)"}
+        return {"kernel_launch": "device (CDP2, cudaStreamTailLaunch)"}

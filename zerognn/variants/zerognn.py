@@ -127,6 +127,7 @@ class ZeroGNN(Variant):
         ctx = self.ctx
         started = time.perf_counter()
         self._graph = None  # release the previous graph's memory pool first
+        ctx.memory.hold(0)
         ctx.optimizer.zero_grad(set_to_none=True)
         side = self._stream
         side.wait_stream(torch.cuda.current_stream(ctx.device))
@@ -137,22 +138,18 @@ class ZeroGNN(Variant):
         # A CUDA Graph freed by the cycle collector during capture invalidates the capture, and
         # torch.cuda.graph no longer collects by default: collect now, while that is harmless.
         gc.collect()
-        torch.cuda.empty_cache()  # so that the capture's growth in reserved memory is its pool alone
-        reserved = torch.cuda.memory_reserved(ctx.device)
-        torch.cuda.reset_peak_memory_stats(ctx.device)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=side):
+        with ctx.memory.capture() as memory, torch.cuda.graph(graph, stream=side):
             self._body(force_rollback=False)
         torch.cuda.synchronize(ctx.device)
         self._graph = graph
-        self._pool_bytes = torch.cuda.memory_reserved(ctx.device) - reserved
-        # Live bytes at the capture's peak that are freed (for the allocator) once capture ends, while
-        # every replay reuses them: the step's working set, counted like an eager step's allocations.
-        self._working_set_bytes = torch.cuda.max_memory_allocated(ctx.device) - torch.cuda.memory_allocated(ctx.device)
+        # The step's tensors are freed for the allocator once capture ends, yet every replay reuses
+        # them: the run's peak counts them as live for as long as this graph is the one replayed.
+        ctx.memory.hold(memory.working_set_bytes)
         self._captures.append({"reason": reason, "capture_s": time.perf_counter() - started,
                                "frontier_capacity": list(self.envelope.frontier_capacity),
-                               "graph_pool_bytes": self._pool_bytes,
-                               "graph_working_set_bytes": self._working_set_bytes})
+                               "graph_pool_bytes": memory.pool_bytes,
+                               "graph_working_set_bytes": memory.working_set_bytes})
 
     # ------------------------------------------------------------------ steady state
 
@@ -208,9 +205,6 @@ class ZeroGNN(Variant):
                                  "to": list(envelope.frontier_capacity)})
         self.envelope = envelope
         self._capture(f"overflow at step {global_step}")
-
-    def held_memory_bytes(self) -> int:
-        return self._working_set_bytes
 
     def finish(self) -> None:
         torch.cuda.synchronize(self.ctx.device)
