@@ -3,6 +3,7 @@
 #   snakemake                                              # the embedded default (workflow/config/default.yaml)
 #   snakemake --configfile workflow/config/paper.yaml      # the full study
 #   snakemake figures                                      # re-render figures from existing records only
+#   snakemake --workflow-profile profiles/slurm --configfile workflow/config/paper.yaml   # on SLURM
 #
 # Rules are thin: each calls the `zerognn` command line. The workflow profile profiles/default/ is
 # picked up automatically (local execution, one GPU job at a time).
@@ -37,3 +38,15 @@ rule all:
     default_target: True
     input:
         f"{FIGURES}/manifest.txt",
+        # Also here, not only in the manifest's input: a figure deleted after the manifest was written
+        # is drawn again (Snakemake keeps a checkpoint's new dependencies only for jobs that run).
+        supported_figure_files,
+
+
+# On a cluster these take seconds and need no GPU: they run where Snakemake runs.
+localrules:
+    all,
+    summary,
+    figure,
+    render_figures,
+    figures,

@@ -3,7 +3,7 @@
 import pytest
 
 from zerognn.errors import ZeroGNNError
-from zerognn.launcher import nodes_for, run_launcher
+from zerognn.launcher import job_resources, nodes_for, run_launcher
 
 
 def test_one_process_and_one_node():
@@ -25,3 +25,11 @@ def test_partial_nodes_are_a_clear_error():
         run_launcher(12, 8)
     with pytest.raises(ZeroGNNError, match="at least one"):
         nodes_for(0, None)
+
+
+def test_cluster_resources_ask_for_every_gpu_of_a_run():
+    assert job_resources(1) == {"gpu": 1, "gres": None, "nodes": 1}
+    assert job_resources(2, 8) == {"gpu": 2, "gres": None, "nodes": 1}
+    # across nodes: --gres counts per node; no --gpus beside it, and no task count the plugin would
+    # turn into --ntasks-per-gpu
+    assert job_resources(16, 8) == {"gpu": 0, "gres": "gpu:8", "nodes": 2}

@@ -57,12 +57,23 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
 
 
 def _cmd_figures(args: argparse.Namespace) -> None:
-    from .figures import render_all
-
     from .atomic import write_text
+    from .figures import FIGURES, figure_files, render_all
+    from .figures.render import remove_figure
 
-    written = render_all(Path(args.summary), Path(args.runs), Path(args.out))
-    listing = "".join(f"{path}\n" for path in written)
+    if args.manifest_only:
+        if not args.manifest:
+            raise ZeroGNNError("--manifest-only needs --manifest FILE to write")
+        files = figure_files(Path(args.summary), Path(args.runs), Path(args.out))
+        missing = [str(f) for f in files if not f.is_file()]
+        if missing:
+            raise ZeroGNNError(f"figures {', '.join(missing)} are not rendered yet; run `zerognn figures` first")
+        for name in FIGURES:  # figures the records no longer support must not pass for current results
+            if not any(f.stem == name for f in files):
+                remove_figure(Path(args.out), name)
+    else:
+        files = render_all(Path(args.summary), Path(args.runs), Path(args.out), only=args.only)
+    listing = "".join(f"{path}\n" for path in files)
     print(listing, end="")
     if args.manifest:
         write_text(args.manifest, listing)
@@ -181,6 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--runs", default="results/runs")
     f.add_argument("--out", default="figures")
     f.add_argument("--manifest", default=None, help="also list the written files in this file")
+    f.add_argument("--only", action="append", default=None, metavar="FIGURE",
+                   help="render only this figure (repeatable); an error if the records cannot support it")
+    f.add_argument("--manifest-only", action="store_true",
+                   help="render nothing: list the supported figures' files (which must exist) in --manifest "
+                        "and remove the files of figures the records no longer support")
     f.set_defaults(func=_cmd_figures)
 
     b = sub.add_parser("build", help="compile every CUDA operator in kernels/ with NVRTC (no GPU needed)")

@@ -131,3 +131,33 @@ def test_memory_ideal_from_the_runs_own_estimate(tmp_path):
     fig = FIGURES["memory"](FigureData.load(summary, runs))
     ideal_lines = [c for c in fig.axes[0].collections if c.get_segments()]
     assert [seg[0][1] for c in ideal_lines for seg in c.get_segments()] == [0.5]
+
+
+def test_one_figure_at_a_time_and_the_manifest_of_what_the_records_support(tmp_path):
+    from zerognn.cli import main
+    from zerognn.figures import figure_files, supported_figures
+
+    runs, summary = _setup(tmp_path, _cpu_records())
+    out = tmp_path / "fig"
+    out.mkdir()
+    supported = supported_figures(FigureData.load(summary, runs))
+    assert {name for name, reason in supported.items() if reason is None} == {"batch_sweep", "breakdown", "loss"}
+    assert "no host-mediated runs" in supported["speedup"]
+    files = figure_files(summary, runs, out)
+    assert sorted(f.name for f in files) == sorted(f"{n}.{f}" for n in ("batch_sweep", "breakdown", "loss")
+                                                   for f in ("png", "pdf"))
+    assert render_all(summary, runs, out, only=["loss"]) == [out / "loss.png", out / "loss.pdf"]
+    with pytest.raises(ZeroGNNError, match="figure speedup cannot be drawn.*no host-mediated runs"):
+        render_all(summary, runs, out, only=["speedup"])
+    with pytest.raises(ZeroGNNError, match="unknown figure"):
+        render_all(summary, runs, out, only=["nope"])
+
+    args = ["figures", "--summary", str(summary), "--runs", str(runs), "--out", str(out), "--manifest-only",
+            "--manifest", str(out / "manifest.txt")]
+    assert main(args) == 2  # batch_sweep and breakdown are not drawn yet
+    assert not (out / "manifest.txt").exists()
+    render_all(summary, runs, out, only=["batch_sweep", "breakdown"])
+    (out / "speedup.png").write_text("stale")  # an earlier render the records no longer support
+    assert main(args) == 0
+    assert (out / "manifest.txt").read_text().split() == [str(f) for f in files]
+    assert not (out / "speedup.png").exists()

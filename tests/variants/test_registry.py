@@ -6,7 +6,7 @@ import pytest
 
 from zerognn import variants as registry
 from zerognn.errors import ZeroGNNError
-from zerognn.variants import all_variants, get_variant, runnable_here
+from zerognn.variants import all_variants, external_variants, get_variant, module_file, runnable_here
 
 GPU_ONLY_BASELINE = textwrap.dedent('''
     from zerognn.variants import Variant, register
@@ -54,3 +54,13 @@ def test_missing_external_module_is_a_clear_error(tmp_path):
         all_variants([str(tmp_path / "absent.py")])
     with pytest.raises(ZeroGNNError, match="cannot import variant module"):
         all_variants(["no_such_module_anywhere"])
+
+
+def test_each_external_variant_is_mapped_to_the_module_that_defines_it(tmp_path):
+    one, two = tmp_path / "one.py", tmp_path / "two.py"
+    one.write_text(GPU_ONLY_BASELINE)
+    two.write_text(GPU_ONLY_BASELINE.replace("needs-gpu-test", "second-test").replace("NeedsGpu", "Second"))
+    assert external_variants([str(one), str(two)]) == {"needs-gpu-test": str(one), "second-test": str(two)}
+    assert external_variants([str(one)]) == {"needs-gpu-test": str(one)}  # imported once, still mapped
+    assert module_file(str(one)) == str(one)
+    assert module_file("zerognn.variants.torch_eager").endswith("torch_eager.py")

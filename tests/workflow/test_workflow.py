@@ -40,25 +40,84 @@ def test_lint_is_clean(tmp_path):
     assert "Lints for" not in output, output
 
 
-def test_paper_config_plans_the_full_study(tmp_path):
-    from zerognn.variants import all_variants, runnable_here
+def job_counts(output: str) -> dict[str, int]:
+    return {name: int(n) for name, n in re.findall(r"^(\w+)\s+(\d+)\s*$", output, flags=re.M)}
 
+
+def test_paper_config_plans_the_full_study_whatever_machine_plans_it(tmp_path):
+    """`target: gpu` plans every variant, also here (a CPU machine, like a cluster's login node)."""
     result = snakemake(workflow_copy(tmp_path), "-n", "--configfile", "workflow/config/paper.yaml")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    variants = [v for v, cls in all_variants().items() if runnable_here(cls)]
-    expected_runs = 3 * 3 * 3 * len(variants)  # datasets x models x batch sizes x variants
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", output, flags=re.M))
-    assert int(counts["run"]) == expected_runs, output
-    assert int(counts["dataset"]) == 3, output
+    variants = ["cuda-graph-naive", "dynamic-parallelism", "host-mediated", "torch-compile", "torch-eager", "zerognn",
+                "zerognn-worstcase"]
+    assert f"variants {variants}" in output, output
+    counts = job_counts(output)
+    assert counts["run"] == 3 * 3 * 3 * len(variants), output  # datasets x models x batch sizes x variants
+    assert counts["dataset"] == 3, output
     for name in ("summary", "render_figures"):
-        assert int(counts[name]) == 1, output
+        assert counts[name] == 1, output
+    assert "--device cuda" in snakemake(tmp_path, "-n", "-p", "--configfile", "workflow/config/paper.yaml").stdout
 
 
-def test_bad_config_is_rejected_by_the_schema(tmp_path):
-    result = snakemake(workflow_copy(tmp_path), "-n", "--config", "batch_sizes=[0]")
+def test_command_line_config_lists_are_typed_by_the_schema(tmp_path):
+    cwd = workflow_copy(tmp_path)
+    result = snakemake(cwd, "-n", "--config", "batch_sizes=[64]", "fanouts=[5,3]", "target=cpu")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "batch sizes [64]" in output and "tiny__sage__torch-eager__b64__f5-3__g1" in output, output
+    result = snakemake(cwd, "-n", "--config", "batch_sizes=[0]")
     assert result.returncode != 0
-    assert "batch_sizes" in result.stdout + result.stderr
+    assert "0 is less than the minimum of 1" in result.stdout + result.stderr
+
+
+class _Job:
+    """What the SLURM plugin reads of a job: its resources (dict and attribute access) and threads."""
+
+    def __init__(self, resources: dict, threads: int = 1):
+        self.resources = type("Resources", (dict,), {"__getattr__": dict.__getitem__})(resources)
+        self.threads = threads
+
+
+def dry_run_jobs(output: str) -> list[dict]:
+    """Each job of a dry run's listing: its rule, wildcards and resources."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", output)[1:]:
+        fields = dict(re.findall(r"^    (\w+): (.*)$", block, flags=re.M))
+        parse = lambda text: dict(item.split("=", 1) for item in text.split(", ")) if text else {}
+        jobs.append({"rule": block.split(":", 1)[0].split()[-1], "wildcards": parse(fields.get("wildcards", "")),
+                     "resources": parse(fields.get("resources", ""))})
+    return jobs
+
+
+def test_cluster_jobs_ask_slurm_for_their_own_gpus_and_nodes(tmp_path):
+    """The run jobs' resources, as the SLURM executor plugin turns them into sbatch options."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    from snakemake_executor_plugin_slurm.submit_string import get_submit_command
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+
+    cwd = workflow_copy(tmp_path)
+    config = yaml.safe_load((REPO / "workflow/config/h200-x2.yaml").read_text())
+    config.update(gpus=[1, 2, 16], gpus_per_node=8, variants=["zerognn"])
+    (cwd / "cluster.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(cwd, "-n", "--profile", "profiles/slurm", "--configfile", "cluster.yaml",
+                       "--default-resources", "slurm_account=lab", "slurm_partition=h200")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    runs = {int(j["wildcards"]["gpus"]): j["resources"] for j in dry_run_jobs(output) if j["rule"] == "run"}
+    assert sorted(runs) == [1, 2, 16], output
+    expected = {1: ("--gpus=1", "--nodes=1"), 2: ("--gpus=2", "--nodes=1"), 16: ("--gres=gpu:8", "--nodes=2")}
+    params = dict(run_uuid="u", slurm_logfile="l", comment_str="c", account="-A lab", partition="-p h200",
+                  workdir=str(cwd))
+    for gpus, resources in runs.items():
+        # the account and partition given on the command line join the profile's per-rule settings
+        assert resources["slurm_account"] == "lab" and resources["runtime"] == "60", resources
+        assert "tasks" not in resources, resources
+        typed = {k: int(v) if v.isdigit() else v for k, v in resources.items()}
+        sbatch = get_submit_command(_Job(typed), params) + set_gres_string(_Job(typed))
+        for option in expected[gpus]:
+            assert option in sbatch.split(), (gpus, sbatch)
+        assert "--ntasks-per-gpu" not in sbatch and ("--gpus=" in sbatch) == (gpus < 16), (gpus, sbatch)
 
 
 TOY_BASELINE = """
@@ -165,6 +224,30 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     toy = summary[summary["variant"] == "toy-baseline"].set_index("batch_size")["final_loss"]
     assert ((eager - toy).abs() / eager).max() < 1e-5
 
+    # every figure is a tracked output: a deleted one is planned again, and drawn again, alone
+    (cwd / "figures" / "loss.png").unlink()
+    result = snakemake(cwd, "-n", "--configfile", "small.yaml")
+    counts = job_counts(result.stdout + result.stderr)
+    assert counts.get("figure") == 1 and "run" not in counts, result.stdout + result.stderr
+    assert "figures/loss.png" in result.stdout
+    result = snakemake(cwd, "--cores", "1", "--configfile", "small.yaml")
+    assert result.returncode == 0 and (cwd / "figures" / "loss.png").is_file(), result.stdout + result.stderr
+    assert "figures/loss.png" in (cwd / "figures" / "manifest.txt").read_text()
+
+    # one more baseline plans its own runs only; a changed baseline module re-plans its own runs only
+    (cwd / "toy_baseline_two.py").write_text(TOY_BASELINE.replace('"toy-baseline"', '"toy-baseline-two"'))
+    config["variant_modules"] = ["toy_baseline.py", "toy_baseline_two.py"]
+    (cwd / "small.yaml").write_text(yaml.safe_dump(config))
+    jobs = dry_run_jobs(snakemake(cwd, "-n", "--configfile", "small.yaml").stdout)
+    assert {(j["wildcards"]["variant"], j["wildcards"]["batch"]) for j in jobs if j["rule"] == "run"} == {
+        ("toy-baseline-two", "256"), ("toy-baseline-two", "1024")}, jobs
+    (cwd / "toy_baseline.py").write_text(TOY_BASELINE + "# changed\n")  # Snakemake compares checksums
+    jobs = dry_run_jobs(snakemake(cwd, "-n", "--configfile", "small.yaml").stdout)
+    assert {j["wildcards"]["variant"] for j in jobs if j["rule"] == "run"} == {"toy-baseline", "toy-baseline-two"}
+    assert len([j for j in jobs if j["rule"] == "run"]) == 4
+    config["variant_modules"] = ["toy_baseline.py"]
+    (cwd / "small.yaml").write_text(yaml.safe_dump(config))
+
     # `snakemake figures` re-renders from the records on disk and starts no training run
     records = sorted((cwd / "results" / "runs").glob("*.json"))
     stamps = [p.stat().st_mtime_ns for p in records]
@@ -187,7 +270,7 @@ def test_multi_node_runs_are_started_by_srun_and_torchrun(tmp_path):
     eight = "srun --nodes 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc-per-node 4 --rdzv-backend c10d"
     assert eight in output and "--gpus 8 " in output.split(eight, 1)[1].split("\n")[0], output
     assert "torchrun --standalone --nproc-per-node 2 -m zerognn run" in output
-    assert "nodes=2" in output and "tasks=2" in output, output
+    assert "nodes=2" in output and "gres=gpu:4" in output, output
 
 
 def test_variants_all_leaves_out_experimental_variants(tmp_path):

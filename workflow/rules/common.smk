@@ -1,17 +1,24 @@
 # Config validation and the study plan: which (dataset, model, variant, batch, fanouts, gpus) runs exist.
+# The plan follows the config's `target`, never the machine that builds the DAG (a login node without a
+# GPU plans the same GPU study as the GPU node); only `target: auto` asks this machine for CUDA.
 
 import glob
 import os
 
-import torch
+import yaml
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from zerognn.launcher import nodes_for, run_launcher
+from zerognn.config_types import coerce
+from zerognn.figures import FIGURES as FIGURE_NAMES, FORMATS as FIGURE_FORMATS, figure_files
+from zerognn.launcher import job_resources, run_launcher
 from zerognn.records.schema import make_run_id
-from zerognn.variants import all_variants, runnable_here
+from zerognn.variants import all_variants, external_variants, module_file
 
 
+# `--config batch_sizes=[64]` arrives as strings; give every value the type the schema asks for.
+with open(workflow.source_path("../schemas/config.schema.yaml")) as _schema:
+    config.update(coerce(dict(config), yaml.safe_load(_schema)))
 validate(config, "../schemas/config.schema.yaml")
 
 DATA = config["data_dir"]
@@ -19,7 +26,21 @@ RESULTS = config["results_dir"]
 FIGURES = config["figures_dir"]
 LOGS = config["logs_dir"]
 FANOUTS = "-".join(str(f) for f in config["fanouts"])
-HAS_CUDA = torch.cuda.is_available()
+
+
+def _target():
+    if config["target"] != "auto":
+        return config["target"]
+    import torch
+
+    return "gpu" if torch.cuda.is_available() else "cpu"
+
+
+TARGET = _target()
+ON_GPU = TARGET == "gpu"
+# A run's device follows the target: a GPU study run on a machine without one fails with a clear error
+# instead of measuring on the CPU.
+RUN_DEVICE = {"gpu": "cuda", "cpu": "cpu"}[TARGET]
 
 
 def _planned_variants():
@@ -36,18 +57,19 @@ def _planned_variants():
             f"config names unknown variants {unknown}; registered: {sorted(registered)}. "
             "Add an out-of-package variant's module or .py file to `variant_modules`."
         )
-    runnable = [v for v in wanted if runnable_here(registered[v])]
+    runnable = [v for v in wanted if ON_GPU or not registered[v].requires_cuda]
     for v in wanted:
         if v not in runnable:
-            logger.warning(f"zerognn: skipping variant {v}: it needs a CUDA GPU and this machine has none")
+            logger.warning(f"zerognn: skipping variant {v}: it needs a CUDA GPU and the target is cpu "
+                           f"(config `target: {config['target']}`)")
     return runnable
 
 
 def _planned_datasets():
     planned = []
     for name, opts in config["datasets"].items():
-        if opts.get("needs_gpu", False) and not HAS_CUDA:
-            logger.warning(f"zerognn: skipping dataset {name}: configured with needs_gpu and this machine has no CUDA GPU")
+        if opts.get("needs_gpu", False) and not ON_GPU:
+            logger.warning(f"zerognn: skipping dataset {name}: configured with needs_gpu and the target is cpu")
         else:
             planned.append(name)
     return planned
@@ -55,17 +77,43 @@ def _planned_datasets():
 
 VARIANTS = _planned_variants()
 DATASETS = _planned_datasets()
+# Only the runs of an out-of-package variant depend on its module: naming one more module in
+# `variant_modules` plans that variant's runs and leaves every finished run as it is.
+VARIANT_MODULE = external_variants(config["variant_modules"])
+GPU_COUNTS = config["gpus"]
 RUN_IDS = [
     make_run_id(d, m, v, b, config["fanouts"], g)
     for d in DATASETS
     for m in config["models"]
     for v in VARIANTS
     for b in config["batch_sizes_by_model"].get(m, config["batch_sizes"])
-    for g in config["gpus"]
+    for g in GPU_COUNTS
 ]
 RUN_RECORDS = [f"{RESULTS}/runs/{run_id}.json" for run_id in RUN_IDS] + config["extra_run_records"]
-logger.info(f"zerognn: planned {len(RUN_IDS)} runs: datasets {DATASETS}, variants {VARIANTS}, "
-            f"models {config['models']}, batch sizes {config['batch_sizes']}, gpus {config['gpus']}")
+logger.info(f"zerognn: target {TARGET}: planned {len(RUN_IDS)} runs: datasets {DATASETS}, variants {VARIANTS}, "
+            f"models {config['models']}, batch sizes {config['batch_sizes']}, gpus {GPU_COUNTS}")
+
+
+def variant_module_option(wildcards):
+    spec = VARIANT_MODULE.get(wildcards.variant)
+    return "" if spec is None else f"--variant-module {spec}"
+
+
+def variant_module_source(wildcards):
+    spec = VARIANT_MODULE.get(wildcards.variant)
+    source = None if spec is None else module_file(spec)
+    return [] if source is None else [source]
+
+
+def job_resource(name):
+    """A run job's cluster resource (zerognn.launcher.job_resources) as a rule's resource function."""
+    return lambda wildcards: job_resources(int(wildcards.gpus), config["gpus_per_node"])[name]
+
+
+def supported_figure_files(wildcards):
+    """The files of every figure the records support, known once the summary (a checkpoint) exists."""
+    summary = checkpoints.summary.get().output[0]
+    return [str(f) for f in figure_files(summary, f"{RESULTS}/runs", FIGURES)]
 
 
 wildcard_constraints:

@@ -11,8 +11,8 @@ rule dataset:
         seed=lambda wc: config["datasets"][wc.dataset].get("seed", 0),
         ogb_root=f"{DATA}/ogb",
     resources:
-        # Generation runs on the GPU when there is one: keep it apart from timed runs.
-        gpu=1 if HAS_CUDA else 0,
+        # Generation runs on the GPU of a GPU study (a cluster job asks for one).
+        gpu=1 if ON_GPU else 0,
     conda:
         "../../environment.yml"
     shell:

@@ -1,21 +1,41 @@
-# Figures: every figure the records support, PNG and PDF; `snakemake figures` re-renders from the
-# records already on disk and never starts a training run.
+# Figures: every figure the records support, PNG and PDF, each a tracked output (delete one and the
+# next run draws it again); the manifest lists them. `snakemake figures` re-renders every figure from
+# the records already on disk and never starts a training run.
+
+rule figure:
+    input:
+        f"{RESULTS}/summary.csv",
+    output:
+        **{fmt: f"{FIGURES}/{{figure}}.{fmt}" for fmt in FIGURE_FORMATS},
+    log:
+        f"{LOGS}/figures/{{figure}}.log",
+    params:
+        runs=lambda wc, input: os.path.join(os.path.dirname(input[0]), "runs"),
+        out=lambda wc, output: os.path.dirname(output[0]),
+    wildcard_constraints:
+        figure="|".join(FIGURE_NAMES),
+    conda:
+        "../../environment.yml"
+    shell:
+        "zerognn figures --only {wildcards.figure} --summary {input} --runs {params.runs} --out {params.out} > {log} 2>&1"
 
 
 rule render_figures:
     input:
-        f"{RESULTS}/summary.csv",
+        supported_figure_files,
     output:
         f"{FIGURES}/manifest.txt",
     log:
         f"{LOGS}/figures.log",
     params:
-        runs=lambda wc, input: os.path.join(os.path.dirname(input[0]), "runs"),
+        summary=f"{RESULTS}/summary.csv",
+        runs=f"{RESULTS}/runs",
         out=lambda wc, output: os.path.dirname(output[0]),
     conda:
         "../../environment.yml"
     shell:
-        "zerognn figures --summary {input} --runs {params.runs} --out {params.out} --manifest {output} > {log} 2>&1"
+        "zerognn figures --manifest-only --summary {params.summary} --runs {params.runs} --out {params.out} "
+        "--manifest {output} > {log} 2>&1"
 
 
 rule figures:

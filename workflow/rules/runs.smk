@@ -1,11 +1,13 @@
 # One measured training run per (dataset, model, variant, batch size, fanouts, GPU count). A run takes
-# every core, so nothing else competes with it for the host while it is timed.
+# every core, so locally nothing else (another run, a dataset build) runs beside it while it is timed.
 
 
 rule run:
     input:
         dataset=f"{DATA}/{{dataset}}",
         kernels=f"{RESULTS}/kernels.json",
+        # an out-of-package variant's runs are re-run when its module changes; no other run reads it
+        variant_module=variant_module_source,
     output:
         f"{RESULTS}/runs/{{dataset}}__{{model}}__{{variant}}__b{{batch}}__f{{fanouts}}__g{{gpus}}.json",
     log:
@@ -18,21 +20,23 @@ rule run:
         measure=config["measure_steps"],
         profile=config["profile_steps"],
         eval_nodes=config["eval_nodes"],
-        modules=" ".join(f"--variant-module {m}" for m in config["variant_modules"]),
+        device=RUN_DEVICE,
+        module=variant_module_option,
         # A multi-GPU run is one process per GPU: torchrun on this node, or srun + torchrun across nodes.
         launcher=lambda wc: run_launcher(int(wc.gpus), config["gpus_per_node"]),
     threads: workflow.cores
     resources:
-        # Timed runs never share a GPU: the default profile caps `gpu` at 1 on a local machine.
-        gpu=lambda wc: int(wc.gpus),
-        # On SLURM (profiles/slurm) a run that spans nodes asks for them, one torchrun task per node.
-        nodes=lambda wc: nodes_for(int(wc.gpus), config["gpus_per_node"]),
-        tasks=lambda wc: nodes_for(int(wc.gpus), config["gpus_per_node"]),
+        # What a cluster job asks for, in the SLURM plugin's resource names (zerognn/launcher.py,
+        # job_resources); locally no resource is capped and these only describe the job.
+        gpu=job_resource("gpu"),
+        gres=job_resource("gres"),
+        nodes=job_resource("nodes"),
     conda:
         "../../environment.yml"
     shell:
         "{params.launcher} run --dataset {wildcards.dataset} --dataset-dir {input.dataset} --model {wildcards.model} "
         "--variant {wildcards.variant} --batch-size {wildcards.batch} --fanouts {wildcards.fanouts} "
-        "--gpus {wildcards.gpus} --hidden {params.hidden} --lr {params.lr} --seed {params.seed} "
-        "--warmup-steps {params.warmup} --measure-steps {params.measure} --profile-steps {params.profile} "
-        "--eval-nodes {params.eval_nodes} --threads {threads} {params.modules} --out {output} > {log} 2>&1"
+        "--gpus {wildcards.gpus} --device {params.device} --hidden {params.hidden} --lr {params.lr} "
+        "--seed {params.seed} --warmup-steps {params.warmup} --measure-steps {params.measure} "
+        "--profile-steps {params.profile} --eval-nodes {params.eval_nodes} --threads {threads} {params.module} "
+        "--out {output} > {log} 2>&1"

@@ -1,7 +1,8 @@
-# The summary table: one row per run record, with speedup against host-mediated.
+# The summary table: one row per run record, with speedup against host-mediated. A checkpoint: which
+# figures the records support (the figures rule's outputs) is known once the summary exists.
 
 
-rule summary:
+checkpoint summary:
     input:
         RUN_RECORDS,
     output:

@@ -2,7 +2,8 @@
 
 ``register`` is the decorator a variant class uses; ``get_variant`` looks one up by name and
 ``load_external`` imports a user's module (``pkg.module``) or file (``path/to/baseline.py``) so that
-its ``@register``-ed classes join the registry.
+its ``@register``-ed classes join the registry; ``external_variants`` says which module defines which
+variant and where its source file is (the workflow re-runs a variant's runs when that file changes).
 """
 
 from __future__ import annotations
@@ -49,24 +50,41 @@ def _load_builtins() -> None:
             importlib.import_module(module)
 
 
-def load_external(spec: str) -> None:
-    """Import a variant module given as a file path (``*.py``) or a dotted module name."""
+def load_external(spec: str) -> tuple[str, ...]:
+    """Import a variant module given as a file path (``*.py``) or a dotted module name; return the
+    names of the variants it defines (a module already imported is not imported again)."""
+    _load_builtins()
+    name = spec
     if spec.endswith(".py"):
         path = Path(spec).resolve()
         if not path.is_file():
             raise ZeroGNNError(f"variant module file {spec} does not exist; fix the path in `variant_modules`")
         name = f"zerognn_external_{path.stem}_{abs(hash(str(path)))}"
-        if name in sys.modules:
-            return
-        module_spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[name] = module
-        module_spec.loader.exec_module(module)
+        if name not in sys.modules:
+            module_spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            module_spec.loader.exec_module(module)
     else:
         try:
             importlib.import_module(spec)
         except ModuleNotFoundError as exc:
             raise ZeroGNNError(f"cannot import variant module {spec!r} ({exc}); install it or give a .py path") from exc
+    return tuple(sorted(n for n, cls in _REGISTRY.items() if cls.__module__ == name))
+
+
+def module_file(spec: str) -> str | None:
+    """The source file of a variant module spec: the path itself for a ``.py`` file, else the
+    imported module's file (None for a module without one)."""
+    if spec.endswith(".py"):
+        return spec
+    module = sys.modules.get(spec) or importlib.import_module(spec)
+    return getattr(module, "__file__", None)
+
+
+def external_variants(specs: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Variant name -> the module spec (of ``specs``) that defines it."""
+    return {name: spec for spec in specs for name in load_external(spec)}
 
 
 def all_variants(external: list[str] | tuple[str, ...] = ()) -> dict[str, type[Variant]]:
@@ -90,4 +108,5 @@ def runnable_here(cls: type[Variant]) -> bool:
     return not cls.requires_cuda or torch.cuda.is_available()
 
 
-__all__ = ["Variant", "VariantContext", "all_variants", "get_variant", "load_external", "phase", "register", "runnable_here"]
+__all__ = ["Variant", "VariantContext", "all_variants", "external_variants", "get_variant", "load_external",
+           "module_file", "phase", "register", "runnable_here"]

@@ -1,0 +1,25 @@
+"""Command-line config values typed as the workflow's schema says."""
+
+from pathlib import Path
+
+import yaml
+
+from zerognn.config_types import coerce
+
+SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml").read_text())
+
+
+def test_strings_become_what_the_schema_asks_for():
+    given = {"batch_sizes": ["64", "128"], "fanouts": ["15", "10"], "lr": "0.01", "seed": "3",
+             "gpus_per_node": "8", "datasets": {"tiny": {"scale": "0.5", "needs_gpu": "true"}},
+             "batch_sizes_by_model": {"gcn": ["1024"]}, "variants": ["zerognn"], "data_dir": "123",
+             "target": "gpu"}
+    assert coerce(given, SCHEMA) == {
+        "batch_sizes": [64, 128], "fanouts": [15, 10], "lr": 0.01, "seed": 3, "gpus_per_node": 8,
+        "datasets": {"tiny": {"scale": 0.5, "needs_gpu": True}}, "batch_sizes_by_model": {"gcn": [1024]},
+        "variants": ["zerognn"], "data_dir": "123", "target": "gpu"}
+
+
+def test_what_does_not_fit_is_left_for_the_schema_to_reject():
+    assert coerce({"batch_sizes": ["many", "0"], "lr": "fast", "hidden": 7.5}, SCHEMA) == {
+        "batch_sizes": ["many", 0], "lr": "fast", "hidden": 7.5}
