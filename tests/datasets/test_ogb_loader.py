@@ -79,7 +79,9 @@ def test_converts_the_ogb_layout(tmp_path, no_network):
     # The second read goes through ogb's processed cache, which a bare torch.load (torch >= 2.6) refuses.
     with pytest.raises(Exception, match="Weights only load failed"):
         torch.load(tmp_path / "ogb" / "ogbn_arxiv" / "processed" / "data_processed")
-    again = make_dataset("ogbn-arxiv", tmp_path / "out", device="cpu", ogb_root=tmp_path / "ogb")
+    with pytest.raises(ZeroGNNError, match="already holds the dataset 'ogbn-arxiv'.*--force"):
+        make_dataset("ogbn-arxiv", tmp_path / "out", device="cpu", ogb_root=tmp_path / "ogb")
+    again = make_dataset("ogbn-arxiv", tmp_path / "out", device="cpu", ogb_root=tmp_path / "ogb", force=True)
     assert torch.equal(again.graph.col, ds.graph.col) and torch.equal(again.features, ds.features)
 
 

@@ -122,7 +122,7 @@ def test_failed_rebuild_keeps_the_previous_dataset(tmp_path, monkeypatch):
     make_synthetic("tiny", out_dir=out)
     monkeypatch.setattr(synthetic, "_write_features", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        make_synthetic("tiny", seed=5, out_dir=out)
+        make_synthetic("tiny", seed=5, out_dir=out, force=True)
     assert load_dataset(out, check=True).meta["seed"] == 0
     assert [p.name for p in tmp_path.iterdir()] == ["tiny"]
 

@@ -12,7 +12,7 @@ import torch
 
 from ..errors import ZeroGNNError
 from .ogb_loader import load_ogb
-from .specs import OGB_NAMES, SYNTHETIC, SyntheticSpec
+from .specs import OGB_NAMES, SYNTHETIC, SyntheticSpec, check_scale, check_seed
 from .store import Dataset, load_dataset
 from .synthetic import make_synthetic
 
@@ -23,21 +23,25 @@ __all__ = ["KNOWN_DATASETS", "OGB_NAMES", "SYNTHETIC", "Dataset", "SyntheticSpec
 
 def make_dataset(
     name: str, out_dir: str | Path, scale: float = 1.0, seed: int = 0,
-    device: torch.device | str | None = None, ogb_root: str | Path | None = None,
+    device: torch.device | str | None = None, ogb_root: str | Path | None = None, force: bool = False,
 ) -> Dataset:
-    """Build dataset ``name`` into ``out_dir`` (replacing it atomically) and return it loaded.
+    """Build dataset ``name`` into ``out_dir`` and return it loaded.
 
     Synthetic names are generated from (scale, seed); OGB names are read through ``ogb`` from
     ``ogb_root`` (default: an ``ogb`` directory next to ``out_dir``), downloading them there if absent,
     and take neither scale nor seed. ``device`` runs the heavy work (default: CUDA when available).
+    Arguments, ``out_dir`` and free space are checked before any work; the result is fully checked
+    before it is published. ``out_dir`` must be absent or empty, or hold a dataset of ours that
+    ``force`` allows to replace (atomically); anything else is never replaced.
     """
+    if name not in KNOWN_DATASETS:
+        raise ZeroGNNError(f"unknown dataset {name!r}; choose one of {', '.join(KNOWN_DATASETS)}.")
+    scale, seed = check_scale(scale), check_seed(seed)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if name in SYNTHETIC:
-        return make_synthetic(name, scale=scale, seed=seed, device=device, out_dir=out_dir)
-    if name in OGB_NAMES:
-        if scale != 1.0:
-            raise ZeroGNNError(f"{name} is a real dataset and cannot be scaled; drop the scale or use a synthetic one.")
-        root = Path(ogb_root) if ogb_root is not None else Path(out_dir).parent / "ogb"
-        return load_ogb(name, root, out_dir, device=device)
-    raise ZeroGNNError(f"unknown dataset {name!r}; choose one of {', '.join(KNOWN_DATASETS)}.")
+        return make_synthetic(name, scale=scale, seed=seed, device=device, out_dir=out_dir, force=force)
+    if scale != 1.0:
+        raise ZeroGNNError(f"{name} is a real dataset and cannot be scaled; drop the scale or use a synthetic one.")
+    root = Path(ogb_root) if ogb_root is not None else Path(out_dir).parent / "ogb"
+    return load_ogb(name, root, out_dir, device=device, force=force)

@@ -23,23 +23,28 @@ from typing import Any, Iterator
 import numpy as np
 import torch
 
-from ..atomic import atomic_dir
 from ..errors import ZeroGNNError
 from .rmat import build_csr
-from .specs import OGB_NAMES
+from .specs import OGB_NAMES, dataset_bytes
+from .build import DISK_FULL, build_into, check_free_space, check_out_dir
 from .store import Dataset, load_dataset, write_meta
 
 EDGE_CHUNK = 1 << 24
 
 
-def load_ogb(name: str, root: str | Path, out_dir: str | Path, device: torch.device | str = "cpu") -> Dataset:
+def load_ogb(
+    name: str, root: str | Path, out_dir: str | Path, device: torch.device | str = "cpu", force: bool = False
+) -> Dataset:
     """Read OGB dataset ``name`` under ``root`` (downloading it there if absent), write it to ``out_dir``.
 
     Edges are symmetrised and deduplicated (self loops dropped), missing labels (NaN in papers100M)
-    become -1 and are left out of the splits, which come from ogb's ``get_idx_split()``, sorted.
+    become -1 and are left out of the splits, which come from ogb's ``get_idx_split()``, sorted. The
+    result is fully checked before it replaces ``out_dir``, which only ``force`` lets hold a dataset.
     """
     if name not in OGB_NAMES:
         raise ZeroGNNError(f"unknown OGB dataset {name!r}; choose one of {', '.join(OGB_NAMES)}.")
+    out_dir = Path(out_dir)
+    check_out_dir(out_dir, force)
     import ogb
     from ogb.nodeproppred import dataset as ogb_module
 
@@ -54,12 +59,17 @@ def load_ogb(name: str, root: str | Path, out_dir: str | Path, device: torch.dev
     splits = {key: _split(split[key], labels) for key in ("train", "valid", "test")}
     edge_index = graph["edge_index"]
     num_edges = edge_index.shape[1]
+    num_features = features.shape[1] if features.ndim == 2 else 1
+    needed = dataset_bytes(n, 2 * num_edges, num_features, sum(ids.size for ids in splits.values()))
+    check_free_space(out_dir, needed, name)
+    ds_dir = root / "_".join(name.split("-"))
+    if_invalid = f"the ogb files under {ds_dir} may be damaged: delete {ds_dir} and run again to download it"
 
     def edge_chunks() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for s in range(0, num_edges, EDGE_CHUNK):
             yield torch.from_numpy(edge_index[0, s:s + EDGE_CHUNK]), torch.from_numpy(edge_index[1, s:s + EDGE_CHUNK])
 
-    with atomic_dir(out_dir) as tmp:
+    with build_into(out_dir, name, force, if_invalid) as tmp:
         csr = build_csr(n, edge_chunks, device, num_chunks=math.ceil(num_edges / EDGE_CHUNK), col_path=tmp / "col.npy")
         np.save(tmp / "rowptr.npy", csr.rowptr.numpy())
         np.save(tmp / "features.npy", features)
@@ -73,7 +83,7 @@ def load_ogb(name: str, root: str | Path, out_dir: str | Path, device: torch.dev
         )
         write_meta(tmp, ds)
         del ds, csr
-    return load_dataset(Path(out_dir))
+    return load_dataset(out_dir)
 
 
 def _labels(raw: Any) -> np.ndarray:
@@ -115,6 +125,11 @@ def _read_with_ogb(ogb_module: Any, name: str, root: Path) -> tuple[Any, dict[st
     except ZeroGNNError:
         raise
     except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            raise ZeroGNNError(
+                f"the disk holding {root} is full ({exc.strerror}) while ogb reads {name} there; "
+                f"free space or choose another --ogb-root."
+            ) from exc
         if downloads:
             raise ZeroGNNError(
                 f"{name} is not under {ds_dir} and downloading it from {downloads[0]} failed "

@@ -35,6 +35,7 @@ import torch
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph, col_dtype_for
 from ..rng import combine, draw, key_int, mix64, uniform_unit
+from .build import create_npy
 
 log = logging.getLogger(__name__)
 
@@ -215,9 +216,9 @@ def build_csr(
     at most ``max_raw_entries`` raw entries (a single range unless the graph is large); for each range a
     pass over the chunks gathers that range's entries as ``row * N + col`` keys into one buffer, sorts
     and deduplicates it, and appends the compacted rows to ``col``. Memory on ``device`` is bounded by the
-    range buffer plus O(N); ``col`` goes to an .npy file at ``col_path`` (written sequentially) when given,
-    otherwise to host memory. The result is the same for every range split and chunk size. The returned
-    graph's tensors are on the CPU.
+    range buffer plus O(N); ``col`` goes to an .npy file at ``col_path`` (allocated up front, written
+    sequentially) when given, otherwise to host memory. The result is the same for every range split
+    and chunk size. The returned graph's tensors are on the CPU.
     """
     device = torch.device(device)
     max_raw_entries = max_raw_entries or DEFAULT_MAX_RAW_ENTRIES["cuda" if device.type == "cuda" else "cpu"]
@@ -239,9 +240,7 @@ def build_csr(
     ranges = _row_ranges(raw_end, max_raw_entries)
 
     if col_path is not None:
-        col_out = np.lib.format.open_memmap(
-            col_path, mode="w+", dtype=NUMPY_DTYPE[col_dtype], shape=(max(total_raw, 1),)
-        )
+        col_out = create_npy(col_path, NUMPY_DTYPE[col_dtype], (max(total_raw, 1),))
     else:
         col_out = torch.empty(total_raw, dtype=col_dtype).numpy()
     deg = torch.zeros(n, dtype=torch.int64)

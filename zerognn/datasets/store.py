@@ -1,4 +1,4 @@
-"""The on-disk dataset format (versioned) and the in-memory ``Dataset`` it loads into.
+"""The on-disk dataset format (versioned), its validation, and the in-memory ``Dataset`` it loads into.
 
 A dataset is a directory::
 
@@ -6,11 +6,15 @@ A dataset is a directory::
     rowptr.npy        int64 [N+1]
     col.npy           int32 [E] (int64 when N > 2^31)
     features.npy      float32 [N, F]
-    labels.npy        int64 [N]
+    labels.npy        int64 [N]: a class in [0, C), or -1 for an unlabelled node in no split
     train_idx.npy, val_idx.npy, test_idx.npy   int64 node ids
 
-The directory is built under a temporary name and renamed into place (``atomic_dir``), so a killed
-build never leaves a directory that looks complete. Arrays load memory-mapped.
+The directory is built under a temporary name and renamed into place after a full check
+(``zerognn.datasets.build``), so a killed or failed build never leaves a directory that looks
+complete, and a build never replaces a directory that is not a dataset of ours. Arrays load
+memory-mapped. Loading always runs the structural checks (``zerognn.datasets.validate``): sizes,
+dtypes, the CSR pointers and every id range, as GPU kernels index with these ids unchecked; the full
+check adds the value scans.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ import torch
 
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
+from .validate import SPLITS, Invalid, check_arrays, check_sizes
 
 FORMAT_VERSION = 1
 ARRAYS = ("rowptr", "col", "features", "labels", "train_idx", "val_idx", "test_idx")
+DATASET_FILES = frozenset({"meta.json", *(f"{key}.npy" for key in ARRAYS)})
 
 
 @dataclass
@@ -59,20 +65,27 @@ class Dataset:
             self.num_classes, dict(self.meta),
         )
 
-    def check(self) -> None:
-        """Validate shapes, dtypes and id ranges; raises ZeroGNNError naming the problem."""
-        self.graph.check()
-        n = self.num_nodes
-        if self.features.dim() != 2 or self.features.shape[0] != n:
-            raise ZeroGNNError(f"{self.name}: features have shape {tuple(self.features.shape)}, expected ({n}, F)")
-        if self.labels.shape != (n,):
-            raise ZeroGNNError(f"{self.name}: labels have shape {tuple(self.labels.shape)}, expected ({n},)")
-        for split in ("train_idx", "val_idx", "test_idx"):
-            idx = getattr(self, split)
-            if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= n):
-                raise ZeroGNNError(f"{self.name}: {split} holds node ids outside [0, {n})")
-        if self.train_idx.numel() == 0:
-            raise ZeroGNNError(f"{self.name}: the train split is empty")
+    def check(self, full: bool = True) -> None:
+        """Validate dtypes, shapes, id ranges and (``full``) values; raises ZeroGNNError naming the problem."""
+        sizes = {
+            "num_nodes": self.num_nodes, "num_edges": self.graph.num_edges,
+            "num_features": int(self.features.shape[1]) if self.features.dim() == 2 else 1,
+            "num_classes": self.num_classes,
+        }
+        try:
+            arrays = {key: _numpy(key, getattr(self, key)) for key in ("features", "labels", *SPLITS)}
+            arrays.update(rowptr=_numpy("rowptr", self.graph.rowptr), col=_numpy("col", self.graph.col))
+            check_sizes(sizes, sizes, source="the dataset")
+            check_arrays(sizes, arrays, full)
+        except Invalid as problem:
+            raise ZeroGNNError(f"dataset {self.name}: {problem.text('')}.") from None
+
+
+def _numpy(key: str, tensor: torch.Tensor) -> np.ndarray:
+    try:
+        return tensor.detach().cpu().numpy()
+    except TypeError as exc:
+        raise Invalid(f"has dtype {tensor.dtype}, which the format does not use", key) from exc
 
 
 def save_dataset(ds: Dataset, directory: Path, extra_meta: dict[str, Any] | None = None) -> None:
@@ -105,7 +118,19 @@ def write_meta(directory: Path, ds_or_sizes: Dataset | dict[str, Any], extra_met
     (Path(directory) / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
+def _rebuild(directory: Path, meta: dict[str, Any] | None = None) -> str:
+    """The fix for a damaged dataset: a forced rebuild where the build would recognise it as ours."""
+    if meta is not None and dataset_name_in(directory) is not None:
+        options = "".join(
+            f" --{key} {meta[key]}" for key, default in (("scale", 1), ("seed", 0))
+            if isinstance(meta.get(key), (int, float)) and meta[key] != default
+        )
+        return f"rebuild it with `zerognn dataset make {meta['name']} --out {directory}{options} --force`"
+    return f"delete {directory} and rebuild it with `zerognn dataset make NAME --out {directory}`"
+
+
 def read_meta(directory: Path) -> dict[str, Any]:
+    """meta.json of ``directory``, with the format version and every key loaders rely on checked."""
     directory = Path(directory)
     path = directory / "meta.json"
     if not path.is_file():
@@ -115,33 +140,63 @@ def read_meta(directory: Path) -> dict[str, Any]:
         )
     try:
         meta = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ZeroGNNError(f"{path} is not valid JSON ({exc}); delete {directory} and rebuild it.") from exc
+    except (OSError, ValueError) as exc:
+        raise ZeroGNNError(f"{path} is unreadable or not valid JSON ({exc}); {_rebuild(directory)}.") from exc
+    if not isinstance(meta, dict):
+        raise ZeroGNNError(f"{path} holds a JSON {type(meta).__name__}, not an object; {_rebuild(directory)}.")
     version = meta.get("format_version")
     if version != FORMAT_VERSION:
         raise ZeroGNNError(
             f"{directory} has dataset format version {version!r}, this zerognn reads version "
             f"{FORMAT_VERSION}; delete the directory and rebuild it with `zerognn dataset make`."
         )
+    try:
+        check_sizes(meta)
+    except Invalid as problem:
+        raise ZeroGNNError(f"{directory}: {problem}; {_rebuild(directory, meta)}.") from None
     return meta
 
 
-def load_dataset(directory: Path, mmap: bool = True, check: bool = False) -> Dataset:
-    """Load a dataset directory written by ``save_dataset`` (arrays memory-mapped by default)."""
-    directory = Path(directory)
-    meta = read_meta(directory)
-    tensors = {}
+def dataset_name_in(directory: Path) -> str | None:
+    """The name of the zerognn dataset in ``directory``, or None unless it is one we wrote."""
+    try:
+        meta = json.loads((Path(directory) / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or type(meta.get("format_version")) is not int:
+        return None
+    name = meta.get("name")
+    return name if meta["format_version"] == FORMAT_VERSION and isinstance(name, str) and name else None
+
+
+def open_arrays(directory: Path, mmap_mode: str | None) -> dict[str, np.ndarray]:
+    arrays = {}
     for key in ARRAYS:
         path = directory / f"{key}.npy"
         if not path.is_file():
-            raise ZeroGNNError(f"{directory} lacks {key}.npy; delete the directory and rebuild it.")
+            raise Invalid("is missing", key)
         try:
-            # torch.from_numpy wants a writable array; a copy-on-write memmap keeps memory bounded.
-            arr = np.load(path, mmap_mode="c" if mmap else None)
-        except (ValueError, OSError) as exc:
-            raise ZeroGNNError(f"{path} is unreadable ({exc}); delete {directory} and rebuild it.") from exc
-        tensors[key] = torch.from_numpy(arr)
-    ds = Dataset(
+            arrays[key] = np.load(path, mmap_mode=mmap_mode)
+        except (ValueError, OSError, EOFError) as exc:
+            raise Invalid(f"is unreadable ({exc})", key) from exc
+    return arrays
+
+
+def load_dataset(directory: Path, mmap: bool = True, check: bool = False) -> Dataset:
+    """Load a dataset directory written by ``save_dataset`` (arrays memory-mapped by default).
+
+    The structural checks always run; ``check`` adds the full value scans (``zerognn dataset info --check``).
+    """
+    directory = Path(directory)
+    meta = read_meta(directory)
+    try:
+        # torch.from_numpy wants a writable array; a copy-on-write memmap keeps memory bounded.
+        arrays = open_arrays(directory, "c" if mmap else None)
+        check_arrays(meta, arrays, full=check)
+    except Invalid as problem:
+        raise ZeroGNNError(f"{directory}: {problem}; {_rebuild(directory, meta)}.") from None
+    tensors = {key: torch.from_numpy(arr) for key, arr in arrays.items()}
+    return Dataset(
         name=meta["name"],
         graph=CSRGraph(tensors["rowptr"], tensors["col"]),
         features=tensors["features"],
@@ -149,14 +204,8 @@ def load_dataset(directory: Path, mmap: bool = True, check: bool = False) -> Dat
         train_idx=tensors["train_idx"],
         val_idx=tensors["val_idx"],
         test_idx=tensors["test_idx"],
-        num_classes=int(meta["num_classes"]),
+        num_classes=meta["num_classes"],
         meta=meta,
     )
-    if ds.num_nodes != meta["num_nodes"] or ds.graph.num_edges != meta["num_edges"]:
-        raise ZeroGNNError(
-            f"{directory}: arrays hold {ds.num_nodes} nodes / {ds.graph.num_edges} edges but meta.json "
-            f"says {meta['num_nodes']} / {meta['num_edges']}; delete the directory and rebuild it."
-        )
-    if check:
-        ds.check()
-    return ds
+
+

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..atomic import atomic_dir
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from ..rng import combine, draw, key_int
 from . import rmat
-from .specs import SYNTHETIC, SyntheticSpec, scaled
+from .specs import SYNTHETIC, SyntheticSpec, check_seed, scaled
+from .build import build_into, check_free_space, check_out_dir, create_npy
 from .store import Dataset, load_dataset, write_meta
 
 GENERATOR_VERSION = 1
@@ -39,18 +39,23 @@ FEATURE_CHUNK_ELEMENTS = 1 << 23
 
 def make_synthetic(
     name: str, scale: float = 1.0, seed: int = 0, device: torch.device | str = "cpu",
-    out_dir: str | Path | None = None,
+    out_dir: str | Path | None = None, force: bool = False,
 ) -> Dataset:
     """Generate the synthetic dataset ``name`` at ``scale`` from ``seed`` on ``device``.
 
     With ``out_dir`` the dataset is written there atomically (store format, large arrays streamed
-    to disk) and returned memory-mapped from it; otherwise it is returned in host memory.
+    to disk), fully checked, and returned memory-mapped from it; otherwise it is returned in host
+    memory. An existing dataset in ``out_dir`` is replaced only with ``force`` (see ``check_out_dir``).
     """
     spec = _resolve(name, scale)
-    _check_seed(seed)
+    scale, seed = float(scale), check_seed(seed)
     device = _check_device(device)
     n, c = spec.num_nodes, spec.num_classes
     rmat.check_num_nodes(n)
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        check_out_dir(out_dir, force)
+        check_free_space(out_dir, spec.disk_bytes(), spec.name)
     chunk = rmat.default_chunk_edges(device)
 
     draws = rmat.draws_for_target(n, spec.num_edges, seed, device, chunk, communities=c, intra_prob=INTRA_COMMUNITY)
@@ -79,19 +84,17 @@ def make_synthetic(
         _write_features(features.numpy(), labels, c, sigma, seed, device)
         return dataset(graph, features)
 
-    with atomic_dir(out_dir) as tmp:
+    with build_into(out_dir, spec.name, force, if_invalid="this is a bug in the generator: please report it") as tmp:
         graph = rmat.build_csr(n, edge_chunks, device, num_chunks=num_chunks, col_path=tmp / "col.npy")
         np.save(tmp / "rowptr.npy", graph.rowptr.numpy())
-        features = np.lib.format.open_memmap(
-            tmp / "features.npy", mode="w+", dtype=np.float32, shape=(n, spec.num_features)
-        )
+        features = create_npy(tmp / "features.npy", np.float32, (n, spec.num_features))
         _write_features(features, labels, c, sigma, seed, device)
         features.flush()
         for key, tensor in (("labels", labels), ("train_idx", train_idx), ("val_idx", val_idx), ("test_idx", test_idx)):
             np.save(tmp / f"{key}.npy", tensor.numpy())
         write_meta(tmp, dataset(graph, torch.from_numpy(features)))
         del features, graph
-    return load_dataset(Path(out_dir))
+    return load_dataset(out_dir)
 
 
 def noise_scale(num_classes: int, accuracy: float) -> float:
@@ -158,8 +161,7 @@ def _splits(spec: SyntheticSpec, seed: int, device: torch.device) -> tuple[torch
     n = spec.num_nodes
     ids = torch.arange(n, device=device)
     order = torch.sort(combine(key_int(seed, PURPOSE_SPLITS), ids), stable=True).indices
-    sizes = [max(1, int(n * frac)) for frac in (spec.train_frac, spec.val_frac, spec.test_frac)]
-    bounds = np.cumsum([0, *sizes])
+    bounds = np.cumsum([0, *spec.split_sizes()])
     return tuple(torch.sort(order[bounds[i]:bounds[i + 1]]).values.cpu() for i in range(3))
 
 
@@ -169,11 +171,6 @@ def _resolve(name: str, scale: float) -> SyntheticSpec:
             f"unknown synthetic dataset {name!r}; choose one of {', '.join(SYNTHETIC)}."
         )
     return scaled(SYNTHETIC[name], scale)
-
-
-def _check_seed(seed: int) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ZeroGNNError(f"seed must be an integer in [0, 2^63), got {seed!r}.")
 
 
 def _check_device(device: torch.device | str) -> torch.device:
