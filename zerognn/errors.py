@@ -6,3 +6,11 @@ class ZeroGNNError(Exception):
 
     The CLI prints these without a traceback; the message must say what is wrong and what to do.
     """
+
+
+def one_line(exc: BaseException, with_type: bool = False) -> str:
+    """An exception's message on one line (``Type: message`` with ``with_type``), for a one-line error."""
+    text = " ".join(str(exc).split())
+    if not with_type:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

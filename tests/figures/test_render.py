@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from tests.records.factory import make_record, write_records
@@ -161,3 +163,76 @@ def test_one_figure_at_a_time_and_the_manifest_of_what_the_records_support(tmp_p
     assert main(args) == 0
     assert (out / "manifest.txt").read_text().split() == [str(f) for f in files]
     assert not (out / "speedup.png").exists()
+
+
+def _stale(tmp_path, change):
+    """A summary and records that agreed, then ``change(runs, summary)``; the error of every entry point."""
+    from zerognn.cli import main
+    from zerognn.figures import figure_files
+
+    runs, summary = _setup(tmp_path, _cpu_records())
+    out = tmp_path / "fig"
+    out.mkdir()
+    change(runs, summary)
+    messages = []
+    for load in (lambda: render_all(summary, runs, out), lambda: figure_files(summary, runs, out),
+                 lambda: FigureData.load(summary, runs)):
+        with pytest.raises(ZeroGNNError) as e:
+            load()
+        messages.append(str(e.value))
+    assert len(set(messages)) == 1 and "\n" not in messages[0]
+    assert list(out.iterdir()) == []  # nothing drawn
+    assert main(["figures", "--summary", str(summary), "--runs", str(runs), "--out", str(out)]) == 2
+    return messages[0]
+
+
+RUN_256 = "tiny__sage__torch-eager__b256__f15-10-5__g1"
+
+
+def test_figures_refuse_a_summary_naming_a_deleted_record(tmp_path):
+    message = _stale(tmp_path, lambda runs, summary: (runs / f"{RUN_256}.json").unlink())
+    assert f"summary {tmp_path / 'summary.csv'} is out of date: it names run {RUN_256} whose record is missing " \
+           f"from {tmp_path / 'runs'}" in message
+    assert f"zerognn summarize --runs {tmp_path / 'runs'} --out {tmp_path / 'summary.csv'}" in message
+
+
+def test_figures_refuse_a_record_added_after_the_summary(tmp_path):
+    added = make_record("zerognn", step_ms=(5.0, 6.0), phase_ms=PHASES)
+    message = _stale(tmp_path, lambda runs, summary: write_records(runs, [added]))
+    assert f"record {added['run_id']} in {tmp_path / 'runs'} is not in summary {tmp_path / 'summary.csv'}; " \
+           f"rebuild it with `zerognn summarize" in message
+
+
+def test_figures_refuse_a_record_run_again_after_the_summary(tmp_path):
+    again = make_record("torch-eager", step_ms=(12.0, 13.0), phase_ms=PHASES)
+    message = _stale(tmp_path, lambda runs, summary: write_records(runs, [again]))
+    assert f"run {RUN_256} has step_ms_median 10.5 there but 12.5 in its record" in message
+
+
+def test_figures_refuse_a_wrongly_named_record(tmp_path):
+    message = _stale(tmp_path, lambda runs, summary: (runs / f"{RUN_256}.json").rename(runs / "old.json"))
+    assert f"rename it to {RUN_256}.json" in message
+
+
+def test_figures_refuse_a_record_that_contradicts_itself(tmp_path):
+    def edit(runs, summary):
+        path = runs / f"{RUN_256}.json"
+        record = json.loads(path.read_text())
+        record["metrics"]["seeds_per_s"] *= 2
+        path.write_text(json.dumps(record))
+
+    message = _stale(tmp_path, edit)
+    assert "invalid run record: field 'metrics.seeds_per_s'" in message
+
+
+@pytest.mark.parametrize("damage, said", [
+    (lambda text: text[:-10], "is truncated"),
+    (lambda text: text.split("\n", 1)[0] + "\n", "has a header but no rows"),
+    (lambda text: "", "is empty"),
+    (lambda text: text + text.rstrip("\n").rsplit("\n", 1)[1] + "\n", "twice"),
+])
+def test_figures_refuse_a_damaged_summary(tmp_path, damage, said):
+    message = _stale(tmp_path, lambda runs, summary: summary.write_text(damage(summary.read_text())))
+    assert said in message and "zerognn summarize" in message
+    with pytest.raises(ZeroGNNError, match=said):  # with the summary alone as well
+        render_all(tmp_path / "summary.csv", None, tmp_path / "fig")

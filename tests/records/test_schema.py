@@ -106,7 +106,8 @@ def test_write_read_roundtrip_and_write_validates(tmp_path):
 
 
 def test_iter_records_names_a_bad_file(tmp_path):
-    write_record(tmp_path / "a" / "good.json", make_record())
+    record = make_record()
+    write_record(tmp_path / "a" / f"{record['run_id']}.json", record)
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "broken.json").write_text("{not json")
     with pytest.raises(ZeroGNNError, match="broken.json"):
@@ -115,9 +116,11 @@ def test_iter_records_names_a_bad_file(tmp_path):
 
 def test_iter_records_rejects_a_repeated_run_id(tmp_path):
     record = make_record()
-    (tmp_path / "one.json").write_text(json.dumps(record))
-    (tmp_path / "two.json").write_text(json.dumps(record))
-    with pytest.raises(ZeroGNNError, match="one.json and .*two.json"):
+    name = f"{record['run_id']}.json"
+    for sub in ("one", "two"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / name).write_text(json.dumps(record))
+    with pytest.raises(ZeroGNNError, match=f"one/{name} and .*two/{name}"):
         list(iter_records(tmp_path))
 
 
@@ -171,3 +174,100 @@ def test_schema_1_records_are_read_with_the_fraction_against_the_unprofiled_step
     cpu = _schema_1(make_record())
     assert upgrade_record(cpu)["metrics"]["gpu_exec_fraction"] is None
     assert upgrade_record(record) is record  # current records are returned as they are
+
+
+def _metrics(**values):
+    return lambda r: r["metrics"].update(values)
+
+
+@pytest.mark.parametrize(
+    "edit, field, said",
+    [
+        # make_record's step times are (10, 11, 12): median 11, p10 10.2, p90 11.8, 10 steps an epoch
+        (_metrics(step_ms_median=15.0, step_ms_p90=20.0), "metrics.step_ms_median",
+         "is 15.0 but numpy.percentile(step_ms, 50) (linear) is 11.0"),
+        (_metrics(step_ms_p10=10.0), "metrics.step_ms_p10", "numpy.percentile(step_ms, 10) (linear) is 10.2"),
+        (_metrics(step_ms_p90=11.8 * (1 + 1e-5)), "metrics.step_ms_p90", "numpy.percentile(step_ms, 90)"),
+        (lambda r: r["config"].update(measure_steps=4), "metrics.step_ms",
+         "holds 3 step time(s) but config.measure_steps is 4"),
+        (_metrics(epoch_s=1.1), "metrics.epoch_s", "is 1.1 but step_ms_median * steps_per_epoch / 1000 is 0.11"),
+        (_metrics(steps_per_epoch=20), "metrics.epoch_s",
+         "is 0.11 but step_ms_median * steps_per_epoch / 1000 is 0.22"),
+        (_metrics(seeds_per_s=256 * 1e3 / 12.0), "metrics.seeds_per_s", "batch_size * gpus * 1000 / step_ms_median"),
+        # the throughput of batch 256 in a record of batch 512
+        (lambda r: r["config"].update(batch_size=512) or r.update(run_id=r["run_id"].replace("b256", "b512")),
+         "metrics.seeds_per_s", "is 23272.7"),
+        (lambda r: r["dataset"].update(name="other"), "dataset.name", "is 'other' but config.dataset is 'tiny'"),
+        (_metrics(step_ms=[0.0, 0.0, 1.0], step_ms_median=0.0, step_ms_p10=0.0, step_ms_p90=0.8),
+         "metrics.step_ms_median", "must be > 0"),
+    ],
+)
+def test_a_record_that_contradicts_itself_is_invalid(edit, field, said):
+    with pytest.raises(ZeroGNNError) as e:
+        validate_record(_broken(edit), source="runs/x.json")
+    message = str(e.value)
+    assert f"field '{field}' " in message and said in message, message
+    assert "\n" not in message
+    assert message.startswith("runs/x.json: invalid run record: ")
+    assert message.endswith("Fix the code that wrote it to follow docs/records.md (or delete the file and re-run "
+                            "that run).")
+
+
+def test_computed_fields_are_checked_to_rounding_only():
+    record = make_record()
+    m = record["metrics"]
+    m.update(step_ms_median=m["step_ms_median"] * (1 + 1e-8), epoch_s=m["epoch_s"] * (1 - 1e-7),
+             seeds_per_s=m["seeds_per_s"] * (1 + 1e-7), step_ms_p10=m["step_ms_p10"] + 1e-10)
+    validate_record(record)
+    # accuracy is not tied to eval_nodes: a record may carry either without the other
+    record["accuracy"].update(eval_nodes=0)
+    validate_record(record)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("gpu_busy_ms_per_step", 5.5), ("gpu_untraced_ms_per_step", 0.1), ("gpu_exec_fraction", 0.5),
+    ("gpu_gap_in_graph_ms_per_step", 0.1), ("gpu_wait_host_ms_per_step", 0.1), ("host_syncs_per_step", 0.0),
+    ("host_launches_per_step", 3.0), ("peak_mem_bytes", 0), ("cuda_graph_captures", 0),
+])
+def test_a_cpu_run_has_no_gpu_metrics(field, value):
+    with pytest.raises(ZeroGNNError, match=rf"field 'metrics.{field}' is {value} but must be null for a CPU run"):
+        validate_record(_broken(_metrics(**{field: value})))
+    gpu = make_record(device="cuda")
+    gpu["metrics"][field] = value
+    if field == "gpu_busy_ms_per_step":
+        gpu["metrics"]["gpu_exec_fraction"] = 0.5
+    elif field == "gpu_exec_fraction":
+        gpu["metrics"]["gpu_busy_ms_per_step"] = 5.5
+    validate_record(gpu)
+    profiled = make_record()
+    profiled["metrics"].update(window_ms=60.0, profiler_dilation=60.0 / 5 / 11.0)  # any profiled run has one
+    profiled["config"]["profile_steps"] = 5
+    validate_record(profiled)
+
+
+def test_schema_1_records_are_checked_for_consistency_too():
+    for edit, field in [
+        (_metrics(epoch_s=9.0), "metrics.epoch_s"),
+        (_metrics(step_ms_median=11.5), "metrics.step_ms_median"),
+        (lambda r: r["config"].update(measure_steps=5), "metrics.step_ms"),
+        (lambda r: r["dataset"].update(name="x"), "dataset.name"),
+        (_metrics(peak_mem_bytes=2**20), "metrics.peak_mem_bytes"),
+        (_metrics(host_syncs_per_step=1.0), "metrics.host_syncs_per_step"),
+    ]:
+        record = _schema_1(make_record())
+        validate_record(record)
+        edit(record)
+        with pytest.raises(ZeroGNNError, match=f"field '{field}'"):
+            validate_record(record)
+
+
+def test_a_record_file_must_be_named_after_its_run(tmp_path):
+    record = make_record()
+    write_record(tmp_path / "sub" / "renamed.json", record)
+    with pytest.raises(ZeroGNNError) as e:
+        list(iter_records(tmp_path))
+    message = str(e.value)
+    assert "renamed.json" in message and "'renamed'" in message and f"'{record['run_id']}'" in message
+    assert f"rename it to {record['run_id']}.json" in message and "\n" not in message
+    (tmp_path / "sub" / "renamed.json").rename(tmp_path / "sub" / f"{record['run_id']}.json")
+    assert [r["run_id"] for r in iter_records(tmp_path)] == [record["run_id"]]

@@ -74,9 +74,10 @@ def test_final_loss_with_null_or_few_losses(tmp_path):
 
 def test_same_run_id_in_two_files_is_an_error(tmp_path):
     record = make_record("zerognn")
+    name = f"{record['run_id']}.json"
     (tmp_path / "runs" / "old").mkdir(parents=True)
-    (tmp_path / "runs" / "old" / "x.json").write_text(json.dumps(record))
-    (tmp_path / "runs" / "y.json").write_text(json.dumps(record))
+    (tmp_path / "runs" / "old" / name).write_text(json.dumps(record))
+    (tmp_path / "runs" / name).write_text(json.dumps(record))
     with pytest.raises(ZeroGNNError, match="appears in both"):
         summarize(tmp_path / "runs", tmp_path / "s.csv")
     assert not (tmp_path / "s.csv").exists()
@@ -94,3 +95,82 @@ def test_read_summary_from_another_version(tmp_path):
     (tmp_path / "s.csv").write_text("dataset,variant\ntiny,zerognn\n")
     with pytest.raises(ZeroGNNError, match="lacks columns"):
         read_summary(tmp_path / "s.csv")
+
+
+def _good_summary(tmp_path):
+    write_records(tmp_path / "runs", [make_record("host-mediated"), make_record("zerognn", step_ms=(2.0, 3.0, 4.0))])
+    summary = tmp_path / "summary.csv"
+    summarize(tmp_path / "runs", summary)
+    return summary
+
+
+def _rejected(path, *said):
+    with pytest.raises(ZeroGNNError) as e:
+        read_summary(path)
+    message = str(e.value)
+    assert "\n" not in message and str(path) in message, message
+    assert "zerognn summarize" in message and "snakemake figures" in message, message
+    for text in said:
+        assert text in message, message
+    return message
+
+
+def test_read_summary_rejects_a_truncated_file(tmp_path):
+    summary = _good_summary(tmp_path)
+    text = summary.read_text()
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    cut = text[: len(text) - len(last) // 2 - 1]  # the last line cut in the middle
+    summary.write_text(cut)
+    _rejected(summary, "is truncated", "line 3")
+    # cut short at a field boundary, then ended: too few fields
+    summary.write_text(text[: len(text) - len(last) - 1] + ",".join(last.split(",")[:8]) + "\n")
+    _rejected(summary, "line 3 has 8 fields but the header has 28")
+    # every field there, but required ones empty (what pandas would read as NaN)
+    fields = last.split(",")
+    fields[SUMMARY_COLUMNS.index("run_id")] = fields[SUMMARY_COLUMNS.index("epoch_s")] = ""
+    summary.write_text(text[: len(text) - len(last) - 1] + ",".join(fields) + "\n")
+    _rejected(summary, "line 3 has no value for epoch_s, run_id")
+
+
+def test_read_summary_rejects_empty_header_only_and_missing_files(tmp_path):
+    summary = _good_summary(tmp_path)
+    header = summary.read_text().split("\n", 1)[0]
+    summary.write_text(header + "\n")
+    _rejected(summary, "has a header but no rows")
+    summary.write_text("")
+    _rejected(summary, "is empty")
+    summary.write_text("\n\n")
+    _rejected(summary, "is empty")
+    summary.unlink()
+    _rejected(summary, "does not exist")
+
+
+def test_read_summary_rejects_a_repeated_run(tmp_path):
+    summary = _good_summary(tmp_path)
+    last = summary.read_text().rstrip("\n").rsplit("\n", 1)[1]
+    with summary.open("a") as f:
+        f.write(last + "\n")
+    _rejected(summary, "lists run tiny__sage__zerognn__b256__f15-10-5__g1 twice (lines 3 and 4)")
+
+
+@pytest.mark.parametrize("column, value, said", [
+    ("batch_size", "abc", "line 2, column batch_size holds 'abc', not an integer"),
+    ("gpus", "1.5", "column gpus holds '1.5', not an integer"),
+    ("peak_mem_bytes", "1.5", "column peak_mem_bytes holds '1.5', not an integer"),
+    ("step_ms_median", "fast", "column step_ms_median holds 'fast', not a number"),
+    ("run_id", "tiny__sage__zerognn__b256", "line 2 has run_id 'tiny__sage__zerognn__b256' but its dataset"),
+])
+def test_read_summary_rejects_values_of_the_wrong_type(tmp_path, column, value, said):
+    summary = _good_summary(tmp_path)
+    header, first, rest = summary.read_text().split("\n", 2)
+    fields = first.split(",")
+    fields[SUMMARY_COLUMNS.index(column)] = value
+    summary.write_text("\n".join([header, ",".join(fields), rest]))
+    _rejected(summary, said)
+
+
+def test_read_summary_rejects_a_parse_error(tmp_path):
+    summary = _good_summary(tmp_path)
+    header, first, rest = summary.read_text().split("\n", 2)
+    summary.write_text("\n".join([header, '"' + first, rest]))
+    _rejected(summary, "is damaged")

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from ..records import iter_records, read_summary, summary_row
+from ..records import check_summary_current, iter_records, read_summary, summary_row
 from .style import VariantStyle, variant_styles
 
 # Runs with equal values here do the same work and are compared side by side.
@@ -38,8 +38,15 @@ class FigureData:
 
     @classmethod
     def load(cls, summary_csv: str | os.PathLike, runs_dir: str | os.PathLike | None) -> "FigureData":
-        """Without ``runs_dir`` (only a summary at hand) the figures drawn from records are skipped."""
-        return cls(read_summary(summary_csv), [] if runs_dir is None else list(iter_records(runs_dir)))
+        """The summary and the records of ``runs_dir``, which it must match row for record (else
+        ZeroGNNError: rebuild the summary). Without ``runs_dir`` (only a summary at hand) the figures
+        drawn from records are skipped."""
+        summary = read_summary(summary_csv)
+        if runs_dir is None:
+            return cls(summary, [])
+        records = list(iter_records(runs_dir))
+        check_summary_current(summary, records, summary_csv, runs_dir)
+        return cls(summary, records)
 
     def require_records(self) -> list[dict[str, Any]]:
         if not self.records:

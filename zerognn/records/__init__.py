@@ -10,9 +10,9 @@ from .schema import (
     validate_record,
     write_record,
 )
-from .summary import SUMMARY_COLUMNS, read_summary, summarize, summary_row
+from .summary import SUMMARY_COLUMNS, check_summary_current, read_summary, summarize, summary_row
 
 __all__ = [
-    "SCHEMA_VERSION", "SUMMARY_COLUMNS", "iter_records", "make_run_id", "percentiles", "read_record",
-    "read_summary", "summarize", "summary_row", "upgrade_record", "validate_record", "write_record",
+    "SCHEMA_VERSION", "SUMMARY_COLUMNS", "check_summary_current", "iter_records", "make_run_id", "percentiles",
+    "read_record", "read_summary", "summarize", "summary_row", "upgrade_record", "validate_record", "write_record",
 ]

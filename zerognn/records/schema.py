@@ -149,6 +149,18 @@ METRICS = obj(METRICS_FIELDS_V1 | {
 })
 # gpu_exec_fraction and profiler_dilation are ratios of other fields; a record must agree with itself.
 RATIO_TOLERANCE = 0.01
+# Fields computed exactly from others (percentiles, epoch time, throughput) agree to this: records store
+# full floats, so only rounding separates a correct writer from the recomputed value.
+EXACT_RELATIVE = 1e-6
+EXACT_ABSOLUTE = 1e-9
+# Metrics only a GPU run can have (the run loop writes them null on the CPU: no allocator to measure,
+# no GPU activity or CUDA API calls in a CPU-only trace, no CUDA Graphs). profiler_dilation is not
+# among them: it is meaningful for any profiled run.
+GPU_ONLY_METRICS = (
+    "gpu_busy_ms_per_step", "gpu_untraced_ms_per_step", "gpu_exec_fraction", "gpu_gap_in_graph_ms_per_step",
+    "gpu_wait_host_ms_per_step", "host_syncs_per_step", "host_launches_per_step", "peak_mem_bytes",
+    "cuda_graph_captures",
+)
 ACCURACY = obj({"val": nullable(number(0, 1)), "test": nullable(number(0, 1)), "eval_nodes": integer(0)})
 ENVELOPE = obj({"hops": list_of(
     obj({"hop": integer(1), "provisioned": integer(0), "live_max": integer(0), "live_mean": number(0)}), 1)})
@@ -259,10 +271,16 @@ def record_paths(runs_dir: str | os.PathLike) -> list[Path]:
 
 
 def iter_records(runs_dir: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """Yield every record under ``runs_dir``; a bad file or a repeated run_id raises, naming the files."""
+    """Yield every record under ``runs_dir``; a bad file, a file not named ``<run_id>.json`` or a repeated
+    run_id raises, naming the files."""
     seen: dict[str, Path] = {}
     for path in record_paths(runs_dir):
         record = read_record(path)
+        if path.stem != record["run_id"]:
+            raise ZeroGNNError(
+                f"{path}: the file is named {path.stem!r} but holds run {record['run_id']!r}; a record file must "
+                f"be named after its run: rename it to {record['run_id']}.json (see {DOC})."
+            )
         first = seen.setdefault(record["run_id"], path)
         if first != path:
             raise ZeroGNNError(
@@ -273,12 +291,35 @@ def iter_records(runs_dir: str | os.PathLike) -> Iterator[dict[str, Any]]:
 
 
 def _check_consistency(record: dict[str, Any]) -> None:
+    """A record must agree with itself: every field that is computed from others (schema 1 and 2)."""
     c, m = record["config"], record["metrics"]
     expected = make_run_id(c["dataset"], c["model"], c["variant"], c["batch_size"], c["fanouts"], c["gpus"])
     if record["run_id"] != expected:
         raise _Invalid("run_id", f"is {record['run_id']!r} but the config gives {expected!r}")
+    if record["dataset"]["name"] != c["dataset"]:
+        raise _Invalid("dataset.name", f"is {record['dataset']['name']!r} but config.dataset is {c['dataset']!r}; "
+                                       f"they must be equal")
+    if len(m["step_ms"]) != c["measure_steps"]:
+        raise _Invalid("metrics.step_ms", f"holds {len(m['step_ms'])} step time(s) but config.measure_steps is "
+                                          f"{c['measure_steps']}; it must hold one per measured step")
     if not m["step_ms_p10"] <= m["step_ms_median"] <= m["step_ms_p90"]:
         raise _Invalid("metrics.step_ms_median", "must lie between step_ms_p10 and step_ms_p90")
+    percentile_fields = zip(("step_ms_median", "step_ms_p10", "step_ms_p90"), (50, 10, 90), percentiles(m["step_ms"]))
+    for key, q, value in percentile_fields:
+        _check_exact(f"metrics.{key}", m[key], value, f"numpy.percentile(step_ms, {q}) (linear)")
+    median = m["step_ms_median"]
+    if median <= 0:
+        raise _Invalid("metrics.step_ms_median", "is 0 but must be > 0 (seeds_per_s = batch_size * gpus * 1000 / "
+                                                 "step_ms_median)")
+    _check_exact("metrics.epoch_s", m["epoch_s"], median * m["steps_per_epoch"] / 1e3,
+                 "step_ms_median * steps_per_epoch / 1000")
+    _check_exact("metrics.seeds_per_s", m["seeds_per_s"], c["batch_size"] * c["gpus"] * 1e3 / median,
+                 "batch_size * gpus * 1000 / step_ms_median")
+    if c["device"] == "cpu":
+        for key in GPU_ONLY_METRICS:
+            if m.get(key) is not None:
+                raise _Invalid(f"metrics.{key}", f"is {json.dumps(m[key])[:30]} but must be null for a CPU run "
+                                                 f"(config.device is 'cpu')")
     if record["schema_version"] == 1:
         return
     median, busy, fraction = m["step_ms_median"], m["gpu_busy_ms_per_step"], m["gpu_exec_fraction"]
@@ -291,6 +332,12 @@ def _check_consistency(record: dict[str, Any]) -> None:
     if dilation is not None and m["window_ms"] is not None and c["profile_steps"] and median > 0:
         _check_ratio("metrics.profiler_dilation", dilation, m["window_ms"] / c["profile_steps"] / median,
                      "window_ms / profile_steps / step_ms_median")
+
+
+def _check_exact(field: str, value: float, expected: float, formula: str) -> None:
+    if abs(value - expected) > max(EXACT_RELATIVE * abs(expected), EXACT_ABSOLUTE):
+        raise _Invalid(field, f"is {value!r} but {formula} is {expected!r}; they must agree to "
+                              f"{EXACT_RELATIVE:g} relative")
 
 
 def _check_ratio(field: str, value: float, expected: float, formula: str) -> None:

@@ -1,19 +1,24 @@
 """The summary table: one row per run record, plus speedup over host-mediated, written as CSV.
 
 This is what the figures read. ``summary_row`` is the whole record→row mapping (``docs/records.md``
-describes it for people); ``read_summary`` reads the CSV back with the same column types.
+describes it for people); ``read_summary`` reads the CSV back with the same column types and rejects a
+file that is empty, truncated, damaged or lists a run twice; ``check_summary_current`` says whether a
+summary still matches the records it was built from.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable
 
 import pandas as pd
 
 from ..atomic import atomic_path
-from ..errors import ZeroGNNError
+from ..errors import ZeroGNNError, one_line
 from .schema import iter_records
 
 BASELINE = "host-mediated"
@@ -34,6 +39,16 @@ COLUMNS: dict[str, str] = {
     "speedup_vs_host_mediated": "float64", "gpu_name": "str", "git_commit": "str", "run_id": "str",
 }
 SUMMARY_COLUMNS = list(COLUMNS)
+# Columns every row has a value in (the rest may be empty: nulls). An empty one means a damaged file.
+REQUIRED_COLUMNS = [
+    "dataset", "model", "variant", "batch_size", "fanouts", "gpus", "device", "hidden",
+    "step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s", "run_id",
+]
+# Relative difference between a row's step_ms_median and its record's that says the row is stale
+# (the CSV holds full floats; only parsing may differ in the last bit).
+STALE_RELATIVE = 1e-9
+REBUILD = ("rebuild it from the run records with `zerognn summarize --runs RUNS_DIR --out {path}` "
+           "(or `snakemake figures`)")
 
 
 def fanouts_label(fanouts: list[int]) -> str:
@@ -90,17 +105,121 @@ def summarize(runs_dir: str | os.PathLike, out_csv: str | os.PathLike) -> pd.Dat
 
 
 def read_summary(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a summary CSV written by :func:`summarize`, with its column types."""
+    """Read a summary CSV written by :func:`summarize`, with its column types.
+
+    Raises ZeroGNNError, naming the file and saying to rebuild it, when the file is missing or empty,
+    has no rows, was cut short (no final newline, a row with too few fields or an empty required
+    column), holds a value of the wrong type, lists a run twice, or a row's run_id does not match its
+    key columns.
+    """
+    rebuild = REBUILD.format(path=path)
+    if not Path(path).is_file():
+        raise ZeroGNNError(f"summary {path} does not exist; build it from the run records with `zerognn summarize "
+                           f"--runs RUNS_DIR --out {path}` (or `snakemake figures`).")
     try:
-        df = pd.read_csv(path, dtype=COLUMNS)
-    except (OSError, ValueError) as e:
-        raise ZeroGNNError(
-            f"cannot read summary {path}: {e}. Rebuild it from the run records with zerognn.records.summarize."
-        ) from e
-    missing = [c for c in SUMMARY_COLUMNS if c not in df.columns]
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ZeroGNNError(f"cannot read summary {path}: {one_line(e)}; {rebuild}.") from e
+    if not text.strip():
+        raise ZeroGNNError(f"summary {path} is empty; {rebuild}.")
+    header, rows = _csv_rows(text, path, rebuild)
+    missing = [c for c in SUMMARY_COLUMNS if c not in header]
     if missing:
         raise ZeroGNNError(
-            f"summary {path} lacks columns {', '.join(missing)}; it was written by another version. Rebuild "
-            f"it from the run records with zerognn.records.summarize."
+            f"summary {path} lacks columns {', '.join(missing)}; it was written by another version or damaged. "
+            f"{rebuild[0].upper()}{rebuild[1:]}."
         )
+    if not rows:
+        raise ZeroGNNError(f"summary {path} has a header but no rows; {rebuild}.")
+    if not text.endswith("\n"):
+        raise ZeroGNNError(f"summary {path} is truncated: its last line (line {rows[-1][0]}) does not end with a "
+                           f"newline; {rebuild}.")
+    position = {c: header.index(c) for c in SUMMARY_COLUMNS}
+    for line, values in rows:
+        if len(values) != len(header):
+            raise ZeroGNNError(f"summary {path} is truncated or damaged: line {line} has {len(values)} fields but "
+                               f"the header has {len(header)}; {rebuild}.")
+        empty = [c for c in REQUIRED_COLUMNS if values[position[c]] == ""]
+        if empty:
+            raise ZeroGNNError(f"summary {path} is truncated or damaged: line {line} has no value for "
+                               f"{', '.join(empty)}; {rebuild}.")
+        for column, dtype in COLUMNS.items():
+            problem = _type_problem(values[position[column]], dtype)
+            if problem:
+                raise ZeroGNNError(f"summary {path}: line {line}, column {column} holds "
+                                   f"{values[position[column]][:40]!r}, {problem}; {rebuild}.")
+    try:
+        df = pd.read_csv(path, dtype=COLUMNS, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, TypeError, OverflowError) as e:
+        raise ZeroGNNError(f"cannot read summary {path}: {one_line(e)}; {rebuild}.") from e
+    if len(df) != len(rows):
+        raise ZeroGNNError(f"summary {path} is damaged: {len(rows)} rows but pandas reads {len(df)}; {rebuild}.")
+    lines = [line for line, _ in rows]
+    first_line: dict[str, int] = {}
+    for line, run_id in zip(lines, df["run_id"]):
+        if run_id in first_line:
+            raise ZeroGNNError(f"summary {path} lists run {run_id} twice (lines {first_line[run_id]} and {line}); "
+                               f"{rebuild}.")
+        first_line[run_id] = line
+    for line, row in zip(lines, df.itertuples(index=False)):
+        expected = (f"{row.dataset}__{row.model}__{row.variant}__b{row.batch_size}__f{row.fanouts}"
+                    f"__g{row.gpus}")
+        if row.run_id != expected:
+            raise ZeroGNNError(f"summary {path} is damaged: line {line} has run_id {row.run_id!r} but its dataset, "
+                               f"model, variant, batch_size, fanouts and gpus give {expected!r}; {rebuild}.")
     return df
+
+
+def check_summary_current(summary: pd.DataFrame, records: Iterable[dict[str, Any]],
+                          summary_path: str | os.PathLike, runs_dir: str | os.PathLike) -> None:
+    """Raise ZeroGNNError unless ``summary`` (read from ``summary_path``) has exactly one row per record
+    of ``runs_dir`` and each row's step_ms_median is its record's."""
+    rebuild = (f"rebuild it with `zerognn summarize --runs {runs_dir} --out {summary_path}` "
+               f"(or `snakemake figures`)")
+    by_id = {r["run_id"]: r for r in records}
+    gone = [run_id for run_id in summary["run_id"] if run_id not in by_id]
+    if gone:
+        raise ZeroGNNError(f"summary {summary_path} is out of date: it names run {gone[0]}{_more(gone)} whose record "
+                           f"is missing from {runs_dir}; {rebuild}.")
+    listed = set(summary["run_id"])
+    new = [run_id for run_id in by_id if run_id not in listed]
+    if new:
+        raise ZeroGNNError(f"record {new[0]}{_more(new)} in {runs_dir} is not in summary {summary_path}; {rebuild}.")
+    for run_id, row_ms in zip(summary["run_id"], summary["step_ms_median"]):
+        record_ms = by_id[run_id]["metrics"]["step_ms_median"]
+        if abs(row_ms - record_ms) > STALE_RELATIVE * abs(record_ms):
+            raise ZeroGNNError(f"summary {summary_path} is out of date: run {run_id} has step_ms_median {row_ms!r} "
+                               f"there but {record_ms!r} in its record in {runs_dir}; {rebuild}.")
+
+
+def _csv_rows(text: str, path: str | os.PathLike, rebuild: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the non-blank rows, each with the line it ends on (blank lines are skipped, as pandas
+    does)."""
+    reader = csv.reader(io.StringIO(text, newline="\n"), strict=True)
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for values in reader:
+            if values:
+                rows.append((reader.line_num, values))
+    except csv.Error as e:
+        raise ZeroGNNError(f"summary {path} is damaged: line {reader.line_num}: {one_line(e)}; {rebuild}.") from e
+    if not rows:
+        raise ZeroGNNError(f"summary {path} is empty; {rebuild}.")
+    return rows[0][1], rows[1:]
+
+
+def _type_problem(value: str, dtype: str) -> str | None:
+    """Why ``value`` (a CSV cell) does not fit the column type, or None; an empty cell is a null."""
+    if value == "" or dtype == "str":
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return "not a number" if dtype == "float64" else "not an integer"
+    if dtype in ("int64", "Int64") and not (math.isfinite(number) and number.is_integer()):
+        return "not an integer"
+    return None
+
+
+def _more(items: list[str]) -> str:
+    return f" (and {len(items) - 1} more)" if len(items) > 1 else ""
