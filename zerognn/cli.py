@@ -1,24 +1,58 @@
 """The ``zerognn`` command line: the one entry point Snakemake rules (and users) call.
 
-Subcommands: ``dataset make|info``, ``run``, ``summarize``, ``figures``, ``variants``, ``env``.
-Errors caused by input are printed as one line naming the problem and the fix (exit status 2).
+Subcommands: ``dataset make|info``, ``run``, ``summarize``, ``figures``, ``build``, ``bench-ops``,
+``variants``, ``env``. Every argument is checked, and every output path proved writable, before any
+work starts. Errors caused by input are printed as one line naming the problem and the fix (exit
+status 2), argument errors included.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
+from typing import Callable, NoReturn
 
 from .errors import ZeroGNNError
+from .outputs import check_writable_dir, check_writable_file
+
+USAGE_ERROR = 2
+
+
+def _number(kind: Callable[[str], float], low: float, low_open: bool, what: str) -> Callable[[str], float]:
+    """An argparse type: ``kind`` (int or float) parsed from the text, finite and above ``low``."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not math.isfinite(value) or value < low or (low_open and value == low):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+    return parse
+
+
+POSITIVE_INT = _number(int, 1, False, "a positive integer")
+NON_NEGATIVE_INT = _number(int, 0, False, "an integer >= 0")
+POSITIVE_NUMBER = _number(float, 0.0, True, "a finite number > 0")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (usage is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
 
 
 def _cmd_dataset_make(args: argparse.Namespace) -> None:
     from .datasets import make_dataset
 
+    check_writable_dir(args.out, "dataset directory --out")
     ds = make_dataset(args.name, Path(args.out), scale=args.scale, seed=args.seed,
-                      device=None if args.device == "auto" else args.device, ogb_root=args.ogb_root)
+                      device=None if args.device == "auto" else args.device, ogb_root=args.ogb_root,
+                      force=args.force)
     print(f"{args.out}: {ds.name} with {ds.num_nodes:,} nodes, {ds.graph.num_edges:,} edges, "
           f"{ds.num_features} features, {ds.num_classes} classes")
 
@@ -36,10 +70,11 @@ def _cmd_run(args: argparse.Namespace) -> None:
     from .train import RunSpec, run
 
     if args.threads is not None:
-        if args.threads < 1:
-            raise ZeroGNNError(f"--threads must be at least 1, got {args.threads}")
         torch.set_num_threads(args.threads)
 
+    check_writable_file(args.out, "run record --out")
+    if args.trace is not None:
+        check_writable_file(args.trace, "profiler trace --trace")
     spec = RunSpec(
         dataset=args.dataset, model=args.model, variant=args.variant, batch_size=args.batch_size,
         fanouts=args.fanouts, hidden=args.hidden, lr=args.lr, seed=args.seed,
@@ -52,6 +87,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
 def _cmd_summarize(args: argparse.Namespace) -> None:
     from .records.summary import summarize
 
+    check_writable_file(args.out, "summary --out")
     df = summarize(Path(args.runs), Path(args.out))
     print(f"{args.out}: {len(df)} runs")
 
@@ -61,6 +97,9 @@ def _cmd_figures(args: argparse.Namespace) -> None:
     from .figures import FIGURES, figure_files, render_all
     from .figures.render import remove_figure
 
+    check_writable_dir(args.out, "figures directory --out")
+    if args.manifest:
+        check_writable_file(args.manifest, "manifest --manifest")
     if args.manifest_only:
         if not args.manifest:
             raise ZeroGNNError("--manifest-only needs --manifest FILE to write")
@@ -83,6 +122,8 @@ def _cmd_build(args: argparse.Namespace) -> None:
     from .atomic import write_json
     from .cuda.build import build_all
 
+    if args.out:
+        check_writable_file(args.out, "build summary --out")
     arch = args.arch
     if arch == "auto":
         import torch
@@ -104,14 +145,15 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
     from .datasets import load_dataset
     from .train.spec import parse_fanouts
 
+    fanouts = parse_fanouts(args.fanouts)
     if not torch.cuda.is_available():
         raise ZeroGNNError("bench-ops times CUDA operators and needs a CUDA GPU")
     ds = load_dataset(Path(args.dataset_dir)).to("cuda")
     ceiling = copy_ceiling_gbps()
-    results = bench_ops(ds, args.batch_size, parse_fanouts(args.fanouts), hidden=args.hidden)
+    results = bench_ops(ds, args.batch_size, fanouts, hidden=args.hidden)
     print(f"{ds.name}, batch {args.batch_size}, fanouts {args.fanouts}; device copy ceiling {ceiling:.0f} GB/s")
     print(format_table(results, ceiling))
-    envelope = calibrate(ds.graph, ds.train_idx, args.batch_size, parse_fanouts(args.fanouts), seed=0)
+    envelope = calibrate(ds.graph, ds.train_idx, args.batch_size, fanouts, seed=0)
     print(f"\ndense layers over the calibrated envelope {list(envelope.frontier_capacity)} vs exact sizes (SAGE)")
     print(format_padding(bench_gemm_padding(ds, envelope, args.hidden, ds.num_classes)))
 
@@ -143,21 +185,24 @@ def _cmd_env(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="zerognn", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog="zerognn", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    ds = sub.add_parser("dataset", help="make or inspect datasets").add_subparsers(dest="dataset_command", required=True)
+    ds = sub.add_parser("dataset", help="make or inspect datasets").add_subparsers(
+        dest="dataset_command", required=True, parser_class=_Parser)
     make = ds.add_parser("make", help="generate a synthetic stand-in or convert an OGB dataset")
     make.add_argument("name", help="tiny, arxiv-like, products-like, papers100M-like, ogbn-arxiv, ogbn-products, ogbn-papers100M")
-    make.add_argument("--out", required=True, help="dataset directory to write (replaced atomically)")
-    make.add_argument("--scale", type=float, default=1.0, help="size multiplier for synthetic graphs (default 1.0)")
-    make.add_argument("--seed", type=int, default=0)
+    make.add_argument("--out", required=True, help="dataset directory to write: new, empty, or (with --force) a dataset")
+    make.add_argument("--force", action="store_true", help="replace the dataset --out already holds (never other files)")
+    make.add_argument("--scale", type=POSITIVE_NUMBER, default=1.0, help="size multiplier for synthetic graphs (default 1.0)")
+    make.add_argument("--seed", type=NON_NEGATIVE_INT, default=0)
     make.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where to generate (default: the GPU if present)")
     make.add_argument("--ogb-root", default="data/ogb", help="where ogb keeps (or downloads) its raw files")
     make.set_defaults(func=_cmd_dataset_make)
     info = ds.add_parser("info", help="print a dataset directory's metadata")
     info.add_argument("dir")
-    info.add_argument("--check", action="store_true", help="also validate the arrays (O(N+E))")
+    info.add_argument("--check", action="store_true",
+                      help="also scan every value (NaN/Inf features, O(N*F + E)); the structure is always checked")
     info.set_defaults(func=_cmd_dataset_info)
 
     r = sub.add_parser("run", help="train one configuration and write its run record")
@@ -165,19 +210,19 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dataset-dir", required=True)
     r.add_argument("--model", default="sage", choices=["sage", "gcn", "gat"])
     r.add_argument("--variant", default="torch-eager")
-    r.add_argument("--batch-size", type=int, default=1024)
+    r.add_argument("--batch-size", type=POSITIVE_INT, default=1024)
     r.add_argument("--fanouts", default="15,10,5", help="per-hop fanouts, e.g. 15,10,5 (one layer per hop)")
-    r.add_argument("--hidden", type=int, default=256)
-    r.add_argument("--lr", type=float, default=3e-3)
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--warmup-steps", type=int, default=5)
-    r.add_argument("--measure-steps", type=int, default=20)
-    r.add_argument("--profile-steps", type=int, default=5)
-    r.add_argument("--eval-nodes", type=int, default=2048, help="val/test nodes used for accuracy (0 skips it)")
-    r.add_argument("--gpus", type=int, default=1)
+    r.add_argument("--hidden", type=POSITIVE_INT, default=256)
+    r.add_argument("--lr", type=POSITIVE_NUMBER, default=3e-3)
+    r.add_argument("--seed", type=NON_NEGATIVE_INT, default=0)
+    r.add_argument("--warmup-steps", type=NON_NEGATIVE_INT, default=5)
+    r.add_argument("--measure-steps", type=POSITIVE_INT, default=20)
+    r.add_argument("--profile-steps", type=NON_NEGATIVE_INT, default=5)
+    r.add_argument("--eval-nodes", type=NON_NEGATIVE_INT, default=2048, help="val/test nodes used for accuracy (0 skips it)")
+    r.add_argument("--gpus", type=POSITIVE_INT, default=1)
     r.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     r.add_argument("--variant-module", action="append", default=[], help="out-of-package variant: a .py file or module (repeatable)")
-    r.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch (default: PyTorch's choice)")
+    r.add_argument("--threads", type=POSITIVE_INT, default=None, help="CPU threads for PyTorch (default: PyTorch's choice)")
     r.add_argument("--trace", default=None, help="also keep the profiler trace here (.json.gz)")
     r.add_argument("--out", required=True, help="run record path (JSON, written atomically)")
     r.set_defaults(func=_cmd_run)
@@ -206,9 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     o = sub.add_parser("bench-ops", help="time each CUDA operator against its bytes-moved floor (GPU)")
     o.add_argument("--dataset-dir", required=True)
-    o.add_argument("--batch-size", type=int, default=1024)
+    o.add_argument("--batch-size", type=POSITIVE_INT, default=1024)
     o.add_argument("--fanouts", default="15,10,5")
-    o.add_argument("--hidden", type=int, default=256)
+    o.add_argument("--hidden", type=POSITIVE_INT, default=256)
     o.set_defaults(func=_cmd_bench_ops)
 
     v = sub.add_parser("variants", help="list registered execution variants")
@@ -224,7 +269,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     import logging
 
-    args = build_parser().parse_args(argv)
+    from .lifetime import end_cleanly
+
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad argument already reported on one line
+        return exc.code if isinstance(exc.code, int) else USAGE_ERROR
+    end_cleanly()
     # Progress of long work (dataset builds) is logged by zerognn's modules at INFO; other libraries
     # keep the default WARNING level.
     handler = logging.StreamHandler(sys.stderr)
@@ -237,7 +288,10 @@ def main(argv: list[str] | None = None) -> int:
         args.func(args)
     except ZeroGNNError as exc:
         print(f"zerognn: error: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("zerognn: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

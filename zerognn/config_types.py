@@ -1,15 +1,18 @@
-"""Type the study's configuration as its schema says, before the schema checks it.
+"""The study's configuration against its JSON schema: typed first, then judged in one line.
 
 ``snakemake --config batch_sizes=[64]`` parses the list with YAML's base loader, so its items arrive
 as strings ('64'), and the schema would reject a valid override. ``coerce`` walks a value beside its
 JSON schema and turns a string that spells an integer, a number or a boolean into one wherever the
-schema asks for that type; everything else is left for the schema to judge.
+schema asks for that type; everything else is left for the schema to judge. ``schema_problem`` says
+what is wrong, if anything, as one line naming the key (jsonschema's most relevant error).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+import jsonschema
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _BOOLEANS = {"true": True, "false": False}
@@ -52,3 +55,13 @@ def _scalar(text: str, types: set[str]) -> Any:
     if "boolean" in types and text.lower() in _BOOLEANS:
         return _BOOLEANS[text.lower()]
     return text
+
+
+def schema_problem(config: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """One line naming the config key that breaks ``schema`` and how, or None when it fits."""
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p))
+                    for i, p in enumerate(error.absolute_path)) or "the config"
+    return f"{where}: {' '.join(error.message.split())}"

@@ -47,3 +47,10 @@ def test_compile_errors_name_the_file_and_line(tmp_path, monkeypatch):
 def test_bad_arch_is_rejected():
     with pytest.raises(ZeroGNNError, match="arch must look like sm_90"):
         compile_operator(operators()["gather_rows"], "hopper")
+
+
+def test_an_unusable_kernel_cache_is_a_clear_error(tmp_path, monkeypatch):
+    (tmp_path / "a_file").write_text("x")
+    monkeypatch.setenv("ZEROGNN_CACHE_DIR", str(tmp_path / "a_file" / "cache"))
+    with pytest.raises(ZeroGNNError, match="kernel cache directory .* cannot be made .*set ZEROGNN_CACHE_DIR"):
+        compile_operator(operators()["gather_rows"], "sm_90")

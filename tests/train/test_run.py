@@ -65,9 +65,39 @@ def test_cli_reports_errors_in_one_line(tiny_dataset_dir, tmp_path, capsys):
                  "--batch-size", "0", "--out", str(tmp_path / "r.json")])
     assert code == 2
     err = capsys.readouterr().err
-    assert err.startswith("zerognn: error: batch_size must be a positive integer")
+    assert err.startswith("zerognn run: error: argument --batch-size: must be a positive integer, got '0'")
+    assert err.count("\n") == 1
     assert main(["dataset", "info", str(tmp_path)]) == 2
     assert "not a dataset directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fanouts", "15,-1"], "fanouts '15,-1' must be positive integers"),
+    (["--fanouts", "15,,5"], "fanouts '15,,5' must be positive integers"),
+    (["--fanouts", "0"], "one or more positive integers"),
+    (["--lr", "nan"], "argument --lr: must be a finite number > 0"),
+    (["--lr", "0"], "argument --lr: must be a finite number > 0"),
+    (["--hidden", "1.5"], "argument --hidden: must be a positive integer"),
+    (["--measure-steps", "0"], "argument --measure-steps: must be a positive integer"),
+    (["--warmup-steps", "-1"], "argument --warmup-steps: must be an integer >= 0"),
+    (["--threads", "0"], "argument --threads: must be a positive integer"),
+    (["--gpus", "x"], "argument --gpus: must be a positive integer"),
+    (["--variant", "nope"], "unknown variant 'nope'"),
+    (["--out", "{tmp}"], "is a directory; give a file path"),
+    (["--out", "{tmp}/a_file/r.json"], "a_file is a file, not a directory"),
+    (["--trace", "{tmp}"], "profiler trace --trace"),
+    (["--dataset-dir", "{tmp}/missing"], "is not a dataset directory"),
+])
+def test_bad_run_arguments_stop_before_any_work_with_one_line(tiny_dataset_dir, tmp_path, capsys, args, message):
+    (tmp_path / "a_file").write_text("x")
+    base = {"--dataset": "tiny", "--dataset-dir": str(tiny_dataset_dir), "--device": "cpu",
+            "--out": str(tmp_path / "r.json")}
+    given = dict(zip(args[::2], [a.format(tmp=tmp_path) for a in args[1::2]]))
+    argv = ["run", *[x for k, v in (base | given).items() for x in (k, v)]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_cli_lists_variants(capsys):

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -282,3 +283,74 @@ def test_variants_all_leaves_out_experimental_variants(tmp_path):
     assert result.returncode == 0, output
     assert "leaves out experimental variant toy-baseline" in output, output
     assert "toy-baseline" not in output.replace("leaves out experimental variant toy-baseline", ""), output
+
+
+def _processes_writing(path: Path) -> list[int]:
+    """Pids of live `zerognn run` processes whose command line names ``path``."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and "run" in cmdline and str(path) in cmdline:
+            pids.append(int(proc.name))
+    return pids
+
+
+@pytest.mark.slow
+def test_a_killed_pipeline_leaves_no_run_behind_and_runs_again(tmp_path):
+    cwd = workflow_copy(tmp_path)
+    config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
+    # every configured directory with a space and a non-ASCII letter: each shell argument is quoted
+    dirs = {key: f"{key.split('_')[0]} dir é" for key in ("data_dir", "results_dir", "figures_dir", "logs_dir")}
+    config.update(datasets={"tiny": {"scale": 1.0}}, batch_sizes=[64], warmup_steps=0, measure_steps=1_000_000,
+                  profile_steps=0, eval_nodes=0, **dirs)
+    (cwd / "long.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    record = f"{dirs['results_dir']}/runs/tiny__sage__torch-eager__b64__f15-10-5__g1.json"
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    pipeline = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "long.yaml"],
+                                cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, runs = time.monotonic() + 300, []
+        while not runs and time.monotonic() < deadline and pipeline.poll() is None:
+            time.sleep(0.5)
+            runs = _processes_writing(Path(record))
+        assert runs, "the pipeline never started the run"
+    finally:
+        pipeline.kill()  # SIGKILL: Snakemake gets no chance to stop its jobs
+        pipeline.wait()
+    deadline = time.monotonic() + 30
+    while _processes_writing(Path(record)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_writing(Path(record)), "the run trains on as an orphan"
+    assert not (cwd / record).exists()
+
+    assert snakemake(cwd, "--unlock", "--configfile", "long.yaml").returncode == 0
+    result = snakemake(cwd, "--cores", "2", "--configfile", "long.yaml", "--config", "measure_steps=2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (cwd / record).is_file() and (cwd / dirs["figures_dir"] / "manifest.txt").is_file()
+    assert not list((cwd / dirs["results_dir"] / "runs").glob(".*"))  # no lock or temporary file left
+    assert (cwd / record).stat().st_mode & 0o777 == 0o666 & ~_umask()  # shareable, like any file written
+    # nothing landed outside the configured directories (an unquoted path would leave stray files)
+    assert sorted(p.name for p in cwd.iterdir() if not p.name.startswith(".")) == sorted(
+        ["Snakefile", "environment.yml", "workflow", "profiles", "kernels", "long.yaml", *dirs.values()])
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.parametrize("override, message", [
+    ("variants=[nope]", "config names unknown variants ['nope']"),
+    ("variant_modules=[missing.py]", "variant module file missing.py does not exist"),
+    ("models=[xyz]", "models[0]: 'xyz' is not one of"),
+])
+def test_a_bad_config_is_one_line_before_any_job(tmp_path, override, message):
+    result = snakemake(workflow_copy(tmp_path), "-n", "--config", override)
+    assert result.returncode == 2
+    errors = [line for line in (result.stdout + result.stderr).splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and errors[0].startswith("zerognn: config error: ") and message in errors[0], errors

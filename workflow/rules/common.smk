@@ -4,22 +4,34 @@
 
 import glob
 import os
+import shlex
+import sys
 
 import yaml
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from zerognn.config_types import coerce
+from zerognn.config_types import coerce, schema_problem
+from zerognn.errors import ZeroGNNError
 from zerognn.figures import FIGURES as FIGURE_NAMES, FORMATS as FIGURE_FORMATS, figure_files
 from zerognn.launcher import job_resources, run_launcher
 from zerognn.records.schema import make_run_id
 from zerognn.variants import all_variants, external_variants, module_file
 
 
+def _config_error(problem):
+    """A bad config is one line naming the key, before any job runs (no traceback)."""
+    print(f"zerognn: config error: {problem}", file=sys.stderr)
+    sys.exit(2)
+
+
 # `--config batch_sizes=[64]` arrives as strings; give every value the type the schema asks for.
 with open(workflow.source_path("../schemas/config.schema.yaml")) as _schema:
-    config.update(coerce(dict(config), yaml.safe_load(_schema)))
-validate(config, "../schemas/config.schema.yaml")
+    SCHEMA = yaml.safe_load(_schema)
+config.update(coerce(dict(config), SCHEMA))
+if schema_problem(config, SCHEMA):
+    _config_error(f"{schema_problem(config, SCHEMA)} (workflow/schemas/config.schema.yaml)")
+validate(config, "../schemas/config.schema.yaml")  # fills in the schema's defaults
 
 DATA = config["data_dir"]
 RESULTS = config["results_dir"]
@@ -53,7 +65,7 @@ def _planned_variants():
         wanted = config["variants"]
     unknown = [v for v in wanted if v not in registered]
     if unknown:
-        raise ValueError(
+        raise ZeroGNNError(
             f"config names unknown variants {unknown}; registered: {sorted(registered)}. "
             "Add an out-of-package variant's module or .py file to `variant_modules`."
         )
@@ -75,20 +87,25 @@ def _planned_datasets():
     return planned
 
 
-VARIANTS = _planned_variants()
-DATASETS = _planned_datasets()
-# Only the runs of an out-of-package variant depend on its module: naming one more module in
-# `variant_modules` plans that variant's runs and leaves every finished run as it is.
-VARIANT_MODULE = external_variants(config["variant_modules"])
 GPU_COUNTS = config["gpus"]
-RUN_IDS = [
-    make_run_id(d, m, v, b, config["fanouts"], g)
-    for d in DATASETS
-    for m in config["models"]
-    for v in VARIANTS
-    for b in config["batch_sizes_by_model"].get(m, config["batch_sizes"])
-    for g in GPU_COUNTS
-]
+try:
+    VARIANTS = _planned_variants()
+    DATASETS = _planned_datasets()
+    # Only the runs of an out-of-package variant depend on its module: naming one more module in
+    # `variant_modules` plans that variant's runs and leaves every finished run as it is.
+    VARIANT_MODULE = external_variants(config["variant_modules"])
+    for _gpus in GPU_COUNTS:
+        job_resources(_gpus, config["gpus_per_node"])  # whole nodes only
+    RUN_IDS = [
+        make_run_id(d, m, v, b, config["fanouts"], g)
+        for d in DATASETS
+        for m in config["models"]
+        for v in VARIANTS
+        for b in config["batch_sizes_by_model"].get(m, config["batch_sizes"])
+        for g in GPU_COUNTS
+    ]
+except ZeroGNNError as _exc:
+    _config_error(_exc)
 RUN_RECORDS = [f"{RESULTS}/runs/{run_id}.json" for run_id in RUN_IDS] + config["extra_run_records"]
 logger.info(f"zerognn: target {TARGET}: planned {len(RUN_IDS)} runs: datasets {DATASETS}, variants {VARIANTS}, "
             f"models {config['models']}, batch sizes {config['batch_sizes']}, gpus {GPU_COUNTS}")
@@ -96,7 +113,7 @@ logger.info(f"zerognn: target {TARGET}: planned {len(RUN_IDS)} runs: datasets {D
 
 def variant_module_option(wildcards):
     spec = VARIANT_MODULE.get(wildcards.variant)
-    return "" if spec is None else f"--variant-module {spec}"
+    return "" if spec is None else f"--variant-module {shlex.quote(spec)}"
 
 
 def variant_module_source(wildcards):
@@ -113,7 +130,11 @@ def job_resource(name):
 def supported_figure_files(wildcards):
     """The files of every figure the records support, known once the summary (a checkpoint) exists."""
     summary = checkpoints.summary.get().output[0]
-    return [str(f) for f in figure_files(summary, f"{RESULTS}/runs", FIGURES)]
+    try:
+        return [str(f) for f in figure_files(summary, f"{RESULTS}/runs", FIGURES)]
+    except ZeroGNNError as exc:  # a summary that no longer matches the records on disk, say
+        print(f"zerognn: error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 wildcard_constraints:

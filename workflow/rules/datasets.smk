@@ -16,5 +16,5 @@ rule dataset:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn dataset make {wildcards.dataset} --out {output} --scale {params.scale} "
-        "--seed {params.seed} --ogb-root {params.ogb_root} > {log} 2>&1"
+        "ZEROGNN_PARENT=$PPID@$HOSTNAME exec zerognn dataset make {wildcards.dataset} --out {output:q} "
+        "--scale {params.scale} --seed {params.seed} --ogb-root {params.ogb_root:q} > {log:q} 2>&1"

@@ -17,7 +17,8 @@ rule figure:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn figures --only {wildcards.figure} --summary {input} --runs {params.runs} --out {params.out} > {log} 2>&1"
+        "zerognn figures --only {wildcards.figure} --summary {input:q} --runs {params.runs:q} --out {params.out:q} "
+        "> {log:q} 2>&1"
 
 
 rule render_figures:
@@ -34,8 +35,8 @@ rule render_figures:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn figures --manifest-only --summary {params.summary} --runs {params.runs} --out {params.out} "
-        "--manifest {output} > {log} 2>&1"
+        "zerognn figures --manifest-only --summary {params.summary:q} --runs {params.runs:q} --out {params.out:q} "
+        "--manifest {output:q} > {log:q} 2>&1"
 
 
 rule figures:
@@ -48,5 +49,5 @@ rule figures:
     conda:
         "../../environment.yml"
     shell:
-        "(zerognn summarize --runs {params.runs} --out {params.summary} "
-        "&& zerognn figures --summary {params.summary} --runs {params.runs} --out {params.out}) > {log} 2>&1"
+        "(zerognn summarize --runs {params.runs:q} --out {params.summary:q} "
+        "&& zerognn figures --summary {params.summary:q} --runs {params.runs:q} --out {params.out:q}) > {log:q} 2>&1"

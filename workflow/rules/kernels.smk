@@ -12,4 +12,4 @@ rule kernels:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn build --arch auto --out {output} > {log} 2>&1"
+        "zerognn build --arch auto --out {output:q} > {log:q} 2>&1"

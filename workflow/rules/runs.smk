@@ -34,9 +34,10 @@ rule run:
     conda:
         "../../environment.yml"
     shell:
-        "{params.launcher} run --dataset {wildcards.dataset} --dataset-dir {input.dataset} --model {wildcards.model} "
-        "--variant {wildcards.variant} --batch-size {wildcards.batch} --fanouts {wildcards.fanouts} "
-        "--gpus {wildcards.gpus} --device {params.device} --hidden {params.hidden} --lr {params.lr} "
-        "--seed {params.seed} --warmup-steps {params.warmup} --measure-steps {params.measure} "
-        "--profile-steps {params.profile} --eval-nodes {params.eval_nodes} --threads {threads} {params.module} "
-        "--out {output} > {log} 2>&1"
+        # exec: no shell stays between Snakemake and the run; ZEROGNN_PARENT: the run stops if Snakemake dies.
+        "ZEROGNN_PARENT=$PPID@$HOSTNAME exec {params.launcher} run --dataset {wildcards.dataset} "
+        "--dataset-dir {input.dataset:q} --model {wildcards.model} --variant {wildcards.variant} "
+        "--batch-size {wildcards.batch} --fanouts {wildcards.fanouts} --gpus {wildcards.gpus} "
+        "--device {params.device} --hidden {params.hidden} --lr {params.lr} --seed {params.seed} "
+        "--warmup-steps {params.warmup} --measure-steps {params.measure} --profile-steps {params.profile} "
+        "--eval-nodes {params.eval_nodes} --threads {threads} {params.module} --out {output:q} > {log:q} 2>&1"

@@ -14,4 +14,4 @@ checkpoint summary:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn summarize --runs {params.runs} --out {output} > {log} 2>&1"
+        "zerognn summarize --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"

@@ -101,7 +101,13 @@ def _program_cache():
         log.info("this cuda-core has no FileStreamProgramCache: kernels are compiled in every process")
         return None
     path = cache_dir()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ZeroGNNError(f"kernel cache directory {path} cannot be made ({exc.strerror}); set ZEROGNN_CACHE_DIR "
+                           f"to a writable directory") from exc
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ZeroGNNError(f"kernel cache directory {path} is not writable; set ZEROGNN_CACHE_DIR to a writable directory")
     return FileStreamProgramCache(path)
 
 

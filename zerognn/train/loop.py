@@ -37,6 +37,7 @@ from ..measure.memory import PeakMemory
 from ..measure.trace import profile_window
 from ..measure.untraced import untraced_gpu_ms_per_step
 from ..models import build_model
+from ..outputs import exclusive_output
 from ..records.schema import SCHEMA_VERSION, make_run_id, percentiles, write_record
 from ..sampling import steps_per_epoch
 from ..variants import VariantContext, get_variant
@@ -92,8 +93,11 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
         raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; run it on a GPU machine")
     world = init_world(spec.gpus, device.type)
     try:
-        return _run(spec, variant_cls, device, world, dataset_dir, out_path,
-                    progress if world.is_main else (lambda message: None), trace_path)
+        # One writer per record: a second run asked for the same output (a re-run beside an orphaned
+        # one) stops here instead of sharing the machine with it and overwriting its record.
+        with exclusive_output(out_path) if world.is_main else contextlib.nullcontext():
+            return _run(spec, variant_cls, device, world, dataset_dir, out_path,
+                        progress if world.is_main else (lambda message: None), trace_path)
     finally:
         shutdown(world)
 

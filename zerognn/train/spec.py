@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -11,17 +12,23 @@ from ..measure.trace import PROFILER_LEAD_IN_STEPS
 
 
 def parse_fanouts(text: str | list[int]) -> list[int]:
-    """'15,10,5' or '15-10-5' or [15, 10, 5] -> [15, 10, 5], each a positive int."""
+    """'15,10,5' or '15-10-5' or [15, 10, 5] -> [15, 10, 5]; every fanout a positive integer.
+
+    One separator throughout: '15,-1' is a negative fanout and an error, not [15, 1].
+    """
+    example = "e.g. 15,10,5 or 15-10-5"
     if isinstance(text, str):
-        parts = text.replace("-", ",").split(",")
-        try:
-            values = [int(p) for p in parts if p.strip()]
-        except ValueError as exc:
-            raise ZeroGNNError(f"fanouts {text!r} must be comma-separated positive integers, e.g. 15,10,5") from exc
+        stripped = text.strip()
+        parts = stripped.split("," if "," in stripped else "-")
+        if not all(p.strip().isdigit() for p in parts):
+            raise ZeroGNNError(f"fanouts {text!r} must be positive integers separated by ',' or '-', {example}")
+        values = [int(p) for p in parts]
     else:
-        values = [int(v) for v in text]
+        values = list(text)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            raise ZeroGNNError(f"fanouts {text!r} must be a list of positive integers, {example}")
     if not values or any(v <= 0 for v in values):
-        raise ZeroGNNError(f"fanouts {text!r} must be one or more positive integers, e.g. 15,10,5")
+        raise ZeroGNNError(f"fanouts {text!r} must be one or more positive integers, {example}")
     return values
 
 
@@ -52,8 +59,8 @@ class RunSpec:
         for name in ("warmup_steps", "profile_steps", "eval_nodes", "seed"):
             if int(getattr(self, name)) < 0:
                 raise ZeroGNNError(f"{name} must be a non-negative integer, got {getattr(self, name)}")
-        if not self.lr > 0:
-            raise ZeroGNNError(f"lr must be positive, got {self.lr}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ZeroGNNError(f"lr must be a finite number > 0, got {self.lr}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ZeroGNNError(f"device must be auto, cpu or cuda, got {self.device!r}")
         if self.dtype != "float32":

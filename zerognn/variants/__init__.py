@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from ..errors import ZeroGNNError
+from ..errors import ZeroGNNError, one_line
 from .base import Variant, VariantContext, phase
 
 _REGISTRY: dict[str, type[Variant]] = {}
@@ -64,12 +64,26 @@ def load_external(spec: str) -> tuple[str, ...]:
             module_spec = importlib.util.spec_from_file_location(name, path)
             module = importlib.util.module_from_spec(module_spec)
             sys.modules[name] = module
-            module_spec.loader.exec_module(module)
+            try:
+                module_spec.loader.exec_module(module)
+            except ZeroGNNError:
+                del sys.modules[name]
+                raise
+            except Exception as exc:
+                del sys.modules[name]
+                raise ZeroGNNError(f"variant module {spec} failed to import: {one_line(exc, with_type=True)}; fix the file") from exc
     else:
         try:
             importlib.import_module(spec)
         except ModuleNotFoundError as exc:
+            if exc.name is not None and not spec.startswith(exc.name) and exc.name != spec:
+                raise ZeroGNNError(f"variant module {spec!r} failed to import: {one_line(exc, with_type=True)}; install what it "
+                                   f"needs") from exc
             raise ZeroGNNError(f"cannot import variant module {spec!r} ({exc}); install it or give a .py path") from exc
+        except ZeroGNNError:
+            raise
+        except Exception as exc:
+            raise ZeroGNNError(f"variant module {spec!r} failed to import: {one_line(exc, with_type=True)}; fix the module") from exc
     return tuple(sorted(n for n, cls in _REGISTRY.items() if cls.__module__ == name))
 
 
