@@ -96,6 +96,13 @@ try:
     VARIANT_MODULE = external_variants(config["variant_modules"])
     for _gpus in GPU_COUNTS:
         job_resources(_gpus, config["gpus_per_node"])  # whole nodes only
+    for _rules in config["extra_rule_files"]:
+        if not os.path.isfile(_rules):
+            raise ZeroGNNError(f"extra_rule_files names {_rules}, which does not exist; fix the path")
+    for _record in config["extra_run_records"]:
+        if os.path.dirname(os.path.normpath(_record)) != os.path.normpath(f"{RESULTS}/runs"):
+            raise ZeroGNNError(f"extra_run_records names {_record}, which is not in {RESULTS}/runs/, where the "
+                               f"summary reads records; write it there")
     RUN_IDS = [
         make_run_id(d, m, v, b, config["fanouts"], g)
         for d in DATASETS
