@@ -131,7 +131,7 @@ from zerognn.variants import Variant, phase, register
 @register
 class ToyBaseline(Variant):
     name = "toy-baseline"
-    description = "the README's add-a-baseline example"
+    description = "the add-a-baseline example of docs/running.md"
 
     def step(self, epoch, step, global_step):
         ctx, ds = self.ctx, self.ctx.dataset
