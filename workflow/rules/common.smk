@@ -2,6 +2,7 @@
 # The plan follows the config's `target`, never the machine that builds the DAG (a login node without a
 # GPU plans the same GPU study as the GPU node); only `target: auto` asks this machine for CUDA.
 
+import functools
 import glob
 import os
 import shlex
@@ -137,6 +138,12 @@ def job_resource(name):
 def supported_figure_files(wildcards):
     """The files of every figure the records support, known once the summary (a checkpoint) exists."""
     summary = checkpoints.summary.get().output[0]
+    return _figure_files(summary, os.stat(summary).st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _figure_files(summary, summary_mtime_ns):
+    """Asked for by two rules per DAG evaluation: read the records and try the figures once per summary."""
     try:
         return [str(f) for f in figure_files(summary, f"{RESULTS}/runs", FIGURES)]
     except ZeroGNNError as exc:  # a summary that no longer matches the records on disk, say

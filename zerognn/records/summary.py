@@ -149,7 +149,7 @@ def read_summary(path: str | os.PathLike) -> pd.DataFrame:
                 raise ZeroGNNError(f"summary {path}: line {line}, column {column} holds "
                                    f"{values[position[column]][:40]!r}, {problem}; {rebuild}.")
     try:
-        df = pd.read_csv(path, dtype=COLUMNS, keep_default_na=False, na_values=[""])
+        df = pd.read_csv(io.StringIO(text), dtype=COLUMNS, keep_default_na=False, na_values=[""])
     except (OSError, ValueError, TypeError, OverflowError) as e:
         raise ZeroGNNError(f"cannot read summary {path}: {one_line(e)}; {rebuild}.") from e
     if len(df) != len(rows):
