@@ -9,7 +9,7 @@
 #include "rank_new_nodes.cu"
 #include "relabel_nodes.cu"
 #include "gather_rows.cu"
-#include "sage_mean.cu"
+#include "sage_concat.cu"
 #include "gcn_aggregate.cu"
 #include "gat_attention.cu"
 
@@ -80,17 +80,17 @@ extern "C" __global__ void dl_gather_labels(
     ZG_TAIL(gather_labels, zg_min(*n_ids, capacity), threads)(labels, ids, n_ids, capacity, out, overflow);
 }
 
-extern "C" __global__ void dl_sage_mean_forward(
+extern "C" __global__ void dl_sage_concat_forward(
     const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
     float* out, i64* overflow, int threads) {
-    ZG_TAIL(sage_mean_forward, zg_min(*n_dst, capacity) * width, threads)(
+    ZG_TAIL(sage_concat_forward, zg_min(*n_dst, capacity) * 2 * width, threads)(
         x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
 }
 
-extern "C" __global__ void dl_sage_mean_backward(
+extern "C" __global__ void dl_sage_concat_backward(
     const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
     float* out, i64* overflow, int threads) {
-    ZG_TAIL(sage_mean_backward, zg_min(*n_dst, capacity) * width, threads)(
+    ZG_TAIL(sage_concat_backward, zg_min(*n_dst, capacity) * 2 * width, threads)(
         x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
 }
 

@@ -7,7 +7,7 @@ from zerognn.errors import ZeroGNNError
 
 EXPECTED_KERNELS = {
     "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes", "relabel_neighbors",
-    "gather_rows", "gather_labels", "sage_mean_forward", "sage_mean_backward", "gcn_aggregate_forward", "gcn_aggregate_backward",
+    "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward", "gcn_aggregate_forward", "gcn_aggregate_backward",
     "gat_attention_forward", "gat_attention_backward", "step_begin", "step_end",
 }
 LAUNCHED_FROM_THE_DEVICE = {k for k in EXPECTED_KERNELS if not k.startswith("step_")}

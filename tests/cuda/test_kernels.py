@@ -97,7 +97,7 @@ def rel_err(a, b):
     return float((a - b).detach().norm() / b.detach().norm().clamp(min=1e-30))
 
 
-@pytest.mark.parametrize("op", ["mean", "gcn"])
+@pytest.mark.parametrize("op", ["sage", "gcn"])
 def test_row_aggregations_and_gradients_match_pytorch(op):
     block = random_block()
     hop = ell_to_hop(block)
@@ -199,14 +199,14 @@ def test_row_kernels_never_write_past_their_capacity():
     block = random_block(num_dst=300, num_src=900, fanout=7, seed=2)
     x = torch.randn(block.num_src, 16, device=DEV)
     capacity = 200
-    out = torch.full((block.num_dst, 16), float("nan"), device=DEV)
-    launch("sage_mean_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(300), np.int32(capacity),
+    out = torch.full((block.num_dst, 32), float("nan"), device=DEV)
+    launch("sage_concat_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(300), np.int32(capacity),
            np.int32(block.fanout), out, block.overflow)
     assert block.overflow.tolist() == [1, 300]
     assert not out[:capacity].isnan().any() and out[capacity:].isnan().all()
     # a live count below the capacity: the rows between them are zeroed (finite for fixed-size layers)
     out.fill_(float("nan"))
-    launch("sage_mean_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(150), np.int32(capacity),
+    launch("sage_concat_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(150), np.int32(capacity),
            np.int32(block.fanout), out, block.overflow)
     assert torch.all(out[150:capacity] == 0) and out[capacity:].isnan().all()
     overflow = sampling.new_overflow(DEV)
@@ -224,7 +224,7 @@ def test_dropped_neighbours_are_skipped_not_dereferenced():
     local[::5] = -1
     dropped = EllBlock(block.num_dst, block.num_src, block.fanout, local, block.counts, block.n_dst, block.overflow)
     x = torch.randn(block.num_src, 8, device=DEV)
-    out = CUDA_OPS.mean(x, dropped)
+    out = CUDA_OPS.sage(x, dropped)[:, :8]
     keep = local.view(block.num_dst, -1)[torch.arange(block.fanout, device=DEV).unsqueeze(0) < block.counts.unsqueeze(1)] >= 0
     partial = Hop(hop.num_dst, hop.num_src, hop.edge_src[keep], hop.edge_dst[keep])
     total, _ = TORCH_OPS._sum_and_count(x, partial)

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from zerognn.errors import ZeroGNNError
 from zerognn.graph import CSRGraph
 from zerognn.models import TORCH_OPS, build_model
+from zerognn.models.dense import linear
 from zerognn.sampling import Hop, sample_subgraph
 
 
@@ -24,14 +25,39 @@ def dense(block: Hop) -> torch.Tensor:
     return a
 
 
-def test_mean_and_gcn_match_dense_references():
+def test_sage_and_gcn_match_dense_references():
     block = random_block()
     x = torch.randn(block.num_src, 4, dtype=torch.float64)
     a = dense(block)
     count = a.sum(1, keepdim=True)
-    assert torch.allclose(TORCH_OPS.mean(x, block), (a @ x) / count.clamp(min=1))
+    sage = TORCH_OPS.sage(x, block)
+    assert torch.allclose(sage[:, :4], (a @ x) / count.clamp(min=1))
+    assert torch.equal(sage[:, 4:], x[: block.num_dst])
     assert torch.allclose(TORCH_OPS.gcn(x, block), (a @ x + x[: block.num_dst]) / (count + 1))
-    assert torch.all(TORCH_OPS.mean(x, block)[-1] == 0)
+    assert torch.all(sage[-1, :4] == 0)
+
+
+@pytest.mark.parametrize("relu", [True, False])
+def test_dense_layer_matches_linear_and_relu_with_gradients(relu):
+    x = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    expected = F.linear(x, w, b)
+    expected = torch.relu(expected) if relu else expected
+    assert torch.allclose(linear(x, w, b, relu), expected)
+    assert torch.autograd.gradcheck(lambda *t: linear(*t, relu), (x, w, b))
+
+
+def test_sage_layer_is_the_self_and_neighbour_linears():
+    """One GEMM over [mean | self] equals W_self h_dst + W_neigh mean(h_src) + b."""
+    block = random_block()
+    model = build_model("sage", 4, 8, 3, 1, seed=0).double()
+    x = torch.randn(block.num_src, 4, dtype=torch.float64)
+    w, b = model.lins[0].weight, model.lins[0].bias
+    a = dense(block)
+    mean = (a @ x) / a.sum(1, keepdim=True).clamp(min=1)
+    expected = mean @ w[:, :4].t() + x[: block.num_dst] @ w[:, 4:].t() + b
+    assert torch.allclose(model(x, [block], TORCH_OPS), expected)
 
 
 def test_gat_matches_dense_masked_softmax():
@@ -54,7 +80,7 @@ def test_gat_matches_dense_masked_softmax():
 def test_aggregation_gradients():
     block = random_block(seed=2)
     x = torch.randn(block.num_src, 3, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda t: TORCH_OPS.mean(t, block), (x,))
+    assert torch.autograd.gradcheck(lambda t: TORCH_OPS.sage(t, block), (x,))
     assert torch.autograd.gradcheck(lambda t: TORCH_OPS.gcn(t, block), (x,))
 
 
@@ -87,14 +113,14 @@ def test_models_call_the_ops_they_are_given():
     calls = []
 
     class Recording:
-        def mean(self, x, block):
-            calls.append("mean")
-            return TORCH_OPS.mean(x, block)
+        def sage(self, x, block):
+            calls.append("sage")
+            return TORCH_OPS.sage(x, block)
 
     block = random_block()
     model = build_model("sage", 4, 8, 2, 1, seed=0)
     model(torch.randn(block.num_src, 4), [block], Recording())
-    assert calls == ["mean"]
+    assert calls == ["sage"]
 
 
 def test_parameters_depend_only_on_seed():

@@ -89,17 +89,18 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
 
     block, edges = blocks[-1]  # the first GNN layer aggregates the last hop over the widest input
     x = torch.randn(block.num_src, hidden, device=dev)
-    grad = torch.randn(block.num_dst, hidden, device=dev)
     rows = 4 * hidden
-    for op in ("mean", "gcn"):
+    for op, widen in (("sage", 2), ("gcn", 1)):
         fwd = getattr(CUDA_OPS, op)
+        grad = torch.randn(block.num_dst, widen * hidden, device=dev)
         results.append(OpTiming(f"{op} forward ({block.num_dst:,} <- {block.num_src:,})", _time(
-            lambda: fwd(x, block), warmup, repeats), block.num_src * rows + edges * 4 + block.num_dst * (4 + rows)))
+            lambda: fwd(x, block), warmup, repeats),
+            block.num_src * rows + edges * 4 + block.num_dst * (4 + widen * rows)))
         xg = x.clone().requires_grad_(True)
         y = fwd(xg, block)
         results.append(OpTiming(f"{op} backward", _time(
             lambda: torch.autograd.grad(y, xg, grad, retain_graph=True), warmup, repeats),
-            block.num_dst * (4 + rows) + edges * 4 + 2 * block.num_src * rows))
+            block.num_dst * (4 + widen * rows) + edges * 4 + 2 * block.num_src * rows))
     z = torch.randn(block.num_src, heads, hidden // heads, device=dev, requires_grad=True)
     s_src = torch.randn(block.num_src, heads, device=dev, requires_grad=True)
     s_dst = torch.randn(block.num_dst, heads, device=dev, requires_grad=True)

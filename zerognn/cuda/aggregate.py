@@ -28,27 +28,31 @@ class EllBlock:
     overflow: torch.Tensor   # int64 [2], the overflow record kernels raise
 
 
-def _rowwise(name: str, x: torch.Tensor, block: EllBlock, rows: int) -> torch.Tensor:
-    x = x.contiguous()
-    width = x[0].numel() if x.dim() > 1 else 1
+def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: int, out_width: int) -> torch.Tensor:
+    """Launch a row kernel over ``src`` into a new [rows, out_width] buffer (zeroed for a backward).
+
+    ``width`` is the kernel's row width: that of the forward input x, in both directions.
+    """
     out = (torch.zeros if name.endswith("backward") else torch.empty)(
-        (rows,) + tuple(x.shape[1:]), dtype=torch.float32, device=x.device)
-    launch(name, grid_for(block.num_dst * width), x, np.int64(width), block.nbr_local, block.counts, block.n_dst,
-           np.int32(block.num_dst), np.int32(block.fanout), out, block.overflow)
+        (rows, out_width), dtype=torch.float32, device=src.device)
+    launch(name, grid_for(block.num_dst * max(src.shape[1], out_width)), src.contiguous(), np.int64(width),
+           block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout), out,
+           block.overflow)
     return out
 
 
 class _RowAggregation(torch.autograd.Function):
-    """An aggregation that is linear in x, row by row: ``<op>_forward`` and its transpose ``<op>_backward``."""
+    """An aggregation that is linear in x [num_src, width], row by row: ``<op>_forward`` and its transpose
+    ``<op>_backward``. ``widen`` is the ratio of output to input width (2 for SAGE's [aggregate | self])."""
 
     @staticmethod
-    def forward(ctx, x, block, op):
-        ctx.block, ctx.num_src, ctx.op = block, x.shape[0], op
-        return _rowwise(f"{op}_forward", x, block, block.num_dst)
+    def forward(ctx, x, block, op, widen):
+        ctx.block, ctx.num_src, ctx.op, ctx.width = block, x.shape[0], op, x.shape[1]
+        return _rowwise(f"{op}_forward", x, block, block.num_dst, x.shape[1], widen * x.shape[1])
 
     @staticmethod
     def backward(ctx, grad):
-        return _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src), None, None
+        return _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src, ctx.width, ctx.width), None, None, None
 
 
 GAT_THREADS = 128
@@ -89,11 +93,11 @@ class _GatAttention(torch.autograd.Function):
 class CudaOps:
     """``AggregationOps`` over ``EllBlock``s, on our kernels."""
 
-    def mean(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
-        return _RowAggregation.apply(x, block, "sage_mean")
+    def sage(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
+        return _RowAggregation.apply(x, block, "sage_concat", 2)
 
     def gcn(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
-        return _RowAggregation.apply(x, block, "gcn_aggregate")
+        return _RowAggregation.apply(x, block, "gcn_aggregate", 1)
 
     def gat(self, z, score_src, score_dst, block: EllBlock, negative_slope: float) -> torch.Tensor:
         return _GatAttention.apply(z, score_src, score_dst, block, negative_slope)

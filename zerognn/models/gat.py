@@ -13,6 +13,8 @@ from .ops import AggregationOps
 
 
 class GAT(nn.Module):
+    dense_rows = "src"  # it projects every source row before attention (zerognn.measure.floor)
+
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int, heads: int = 4,
                  negative_slope: float = 0.2):
         super().__init__()
@@ -21,6 +23,7 @@ class GAT(nn.Module):
         self.heads = heads
         self.negative_slope = negative_slope
         dims = [in_dim] + [hidden] * (num_layers - 1)
+        self.widths = dims + [out_dim]
         outs = [hidden // heads] * (num_layers - 1) + [out_dim]
         self.lins = nn.ModuleList(nn.Linear(a, heads * c, bias=False) for a, c in zip(dims, outs))
         self.att_src = nn.ParameterList(nn.Parameter(torch.empty(heads, c)) for c in outs)

@@ -5,20 +5,21 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .dense import linear
 from .ops import AggregationOps
 
 
 class GCN(nn.Module):
+    dense_rows = "dst"  # its GEMM runs on destination rows (zerognn.measure.floor)
+
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int):
         super().__init__()
-        dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
+        self.widths = dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
         self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
 
     def forward(self, x: torch.Tensor, blocks: list, ops: AggregationOps) -> torch.Tensor:
         last = len(self.lins) - 1
         for i, (block, lin) in enumerate(zip(blocks, self.lins)):
             # Aggregating before the linear layer keeps the GEMM on num_dst rows, not num_src.
-            x = lin(ops.gcn(x, block))
-            if i != last:
-                x = torch.relu(x)
+            x = linear(ops.gcn(x, block), lin.weight, lin.bias, relu=i != last)
         return x

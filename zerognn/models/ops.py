@@ -17,8 +17,8 @@ from ..sampling import Hop
 
 
 class AggregationOps(Protocol):
-    def mean(self, x: torch.Tensor, block) -> torch.Tensor:
-        """Mean of sampled neighbours' rows of ``x`` per destination (zeros where none): [num_dst, F]."""
+    def sage(self, x: torch.Tensor, block) -> torch.Tensor:
+        """[mean of sampled neighbours' rows of ``x`` (zeros where none) | the destination's own row]: [num_dst, 2F]."""
 
     def gcn(self, x: torch.Tensor, block) -> torch.Tensor:
         """(x_dst + sum of neighbours) / (count + 1) per destination: [num_dst, F]."""
@@ -38,9 +38,9 @@ class TorchOps:
         count = torch.bincount(block.edge_dst, minlength=block.num_dst).to(x.dtype)
         return out, count.view((-1,) + (1,) * (x.dim() - 1))
 
-    def mean(self, x: torch.Tensor, block: Hop) -> torch.Tensor:
+    def sage(self, x: torch.Tensor, block: Hop) -> torch.Tensor:
         total, count = self._sum_and_count(x, block)
-        return total / count.clamp(min=1)
+        return torch.cat([total / count.clamp(min=1), x[: block.num_dst]], dim=1)
 
     def gcn(self, x: torch.Tensor, block: Hop) -> torch.Tensor:
         total, count = self._sum_and_count(x, block)

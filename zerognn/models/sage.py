@@ -1,25 +1,35 @@
-"""GraphSAGE with mean aggregation: h_dst' = W_self h_dst + W_neigh mean(h_src) + b."""
+"""GraphSAGE with mean aggregation: h_dst' = W [mean(h_src) | h_dst] + b, one GEMM per layer.
+
+Each layer's weight is [W_neigh | W_self] over the concatenated input the ops write in one pass, so the
+two linears of the usual formulation are one GEMM with bias (and ReLU) in its epilogue. The halves are
+initialised as two ``nn.Linear`` layers over the neighbour and self inputs would be.
+"""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
+from .dense import linear
 from .ops import AggregationOps
 
 
 class SAGE(nn.Module):
+    dense_rows = "dst"  # its GEMM runs on destination rows (zerognn.measure.floor)
+
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int):
         super().__init__()
-        dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
-        self.self_lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
-        self.neigh_lins = nn.ModuleList(nn.Linear(a, b, bias=False) for a, b in zip(dims[:-1], dims[1:]))
+        self.widths = dims = [in_dim] + [hidden] * (num_layers - 1) + [out_dim]
+        self_lins = [nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:])]
+        neigh_lins = [nn.Linear(a, b, bias=False) for a, b in zip(dims[:-1], dims[1:])]
+        self.lins = nn.ModuleList(nn.Linear(2 * a, b) for a, b in zip(dims[:-1], dims[1:]))
+        with torch.no_grad():
+            for lin, self_lin, neigh_lin in zip(self.lins, self_lins, neigh_lins):
+                lin.weight.copy_(torch.cat([neigh_lin.weight, self_lin.weight], dim=1))
+                lin.bias.copy_(self_lin.bias)
 
     def forward(self, x: torch.Tensor, blocks: list, ops: AggregationOps) -> torch.Tensor:
-        last = len(self.self_lins) - 1
-        for i, (block, self_lin, neigh_lin) in enumerate(zip(blocks, self.self_lins, self.neigh_lins)):
-            # The neighbour GEMM accumulates into the self term (cuBLAS beta=1): no separate add pass.
-            x = self_lin(x[: block.num_dst]).addmm_(ops.mean(x, block), neigh_lin.weight.t())
-            if i != last:
-                x = torch.relu(x)
+        last = len(self.lins) - 1
+        for i, (block, lin) in enumerate(zip(blocks, self.lins)):
+            x = linear(ops.sage(x, block), lin.weight, lin.bias, relu=i != last)
         return x

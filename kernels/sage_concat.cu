@@ -1,0 +1,36 @@
+// GraphSAGE's layer input over an ELL block, ready for one GEMM: out[p] = [mean of x[nbr_local[p, i]] for
+// i < counts[p] (zeros where counts[p] == 0) | x[p]] (frontiers are prefixes, so destination p is row p of
+// x), and its gradient with respect to x. One kernel each way: the self half needs no copy kernel, and
+// the layer's two linears become one GEMM over [aggregate | self] with K = 2 * width.
+#include "zerognn_common.cuh"
+
+extern "C" __global__ void sage_concat_forward(
+    const float* __restrict__ x, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
+    const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ out, i64* overflow) {
+    const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
+    const i64 out_width = 2 * width;
+    ZG_GRID_STRIDE(i, (i64)capacity * out_width) {
+        const i64 p = i / out_width, c = i - p * out_width;
+        if (p >= live) { out[i] = 0.f; continue; }  // padded rows: zero, never stale
+        if (c >= width) { out[i] = x[p * width + (c - width)]; continue; }
+        const int cnt = counts[p];
+        const float acc = zg_ell_row_sum(x, width, nbr_local + p * fanout, cnt, c);
+        out[i] = cnt > 0 ? acc / (float)cnt : 0.f;
+    }
+}
+
+// grad_x must be zeroed by the caller; rows shared by several destinations (and by a destination's own
+// self half) accumulate atomically.
+extern "C" __global__ void sage_concat_backward(
+    const float* __restrict__ grad_out, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
+    const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ grad_x, i64* overflow) {
+    const i64 out_width = 2 * width;
+    const i64 total = zg_clamp_live(*n_dst, capacity, overflow) * out_width;
+    ZG_GRID_STRIDE(i, total) {
+        const i64 p = i / out_width, c = i - p * out_width;
+        if (c >= width) { atomicAdd(&grad_x[p * width + (c - width)], grad_out[i]); continue; }
+        const int cnt = counts[p];
+        if (cnt == 0) continue;
+        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, grad_out[i] / (float)cnt);
+    }
+}
