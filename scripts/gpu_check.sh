@@ -1,34 +1,45 @@
 #!/usr/bin/env bash
-# One development call on a lent GPU machine: install the carried wheels, run the GPU tests (all, or
-# the paths given), then time host-mediated, zerognn and zerognn-worstcase once on products-like
-# (SAGE 15-10-5, B=1024) and run the operator + GEMM-padding benchmark. Results land in $OUT.
+# One development call on a GPU machine: install the carried wheels, run the GPU tests (all, or the
+# paths given), then time host-mediated, zerognn and zerognn-worstcase on products-like (SAGE 15-10-5)
+# at each batch size of CHECK_BATCHES (default 1024) with a profiler trace and its per-kernel summary,
+# and run the operator benchmark. With BEFORE=<dir> holding another tree of the project (e.g.
+# `git archive <commit> | tar -x -C before`), the same runs are made with that tree in the same call,
+# so before and after compare on one machine. Results land in $OUT.
 #   device run:  ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_check.sh [pytest paths]
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+ROOT=$(pwd)
 python3 -m pip install -q --no-index --find-links .whl -e ".[test]" > /dev/null 2>&1 || echo "wheel install failed"
-echo "== pytest -m gpu $*"
-timeout "${PYTEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider "$@" 2>&1 \
-    | tee "$OUT/pytest-gpu.log" | tail -25
-echo "== products-like, SAGE 15-10-5, B=1024"
+if [ "${GPU_TESTS:-1}" = 1 ]; then
+    echo "== pytest -m gpu $*"
+    timeout "${PYTEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider "$@" 2>&1 \
+        | tee "$OUT/pytest-gpu.log" | tail -25
+fi
 zerognn dataset make products-like --out data/products-like > "$OUT/dataset.log" 2>&1 || tail -5 "$OUT/dataset.log"
-for variant in ${CHECK_VARIANTS:-host-mediated zerognn zerognn-worstcase}; do
-    timeout 120 zerognn run --dataset products-like --dataset-dir data/products-like --variant "$variant" \
-        --batch-size 1024 --fanouts 15,10,5 --out "results/check/$variant.json" \
-        --trace "results/check/$variant.trace.json.gz" 2>&1 | tail -2
-done
-for variant in zerognn host-mediated; do
-    echo "== kernels per step: $variant"
-    python3 scripts/kernel_summary.py "results/check/$variant.trace.json.gz" --steps 5 --top 45
-done
+
+check_runs() {  # tree tag
+    for batch in ${CHECK_BATCHES:-1024}; do
+        for variant in ${CHECK_VARIANTS:-host-mediated zerognn zerognn-worstcase}; do
+            out="$ROOT/results/check/$2/$variant-b$batch"
+            (cd "$1" && PYTHONPATH="$1" timeout 150 python3 -m zerognn run --dataset products-like \
+                --dataset-dir "$ROOT/data/products-like" --variant "$variant" --batch-size "$batch" --fanouts 15,10,5 \
+                --out "$out.json" --trace "$out.trace.json.gz" 2>&1 | tail -1)
+            echo "-- kernels per step: $2 $variant B=$batch"
+            python3 scripts/kernel_summary.py "$out.trace.json.gz" --steps 5 --top "${CHECK_TOP:-12}"
+        done
+    done
+}
+[ -n "${BEFORE:-}" ] && check_runs "$ROOT/$BEFORE" before
+check_runs "$ROOT" after
 python3 - <<'PY'
 import glob, json
-for path in sorted(glob.glob("results/check/*.json")):
+for path in sorted(glob.glob("results/check/*/*.json")):
     r = json.load(open(path)); m = r["metrics"]
-    print(f"{r['config']['variant']:<20} {m['step_ms_median']:8.3f} ms  exec {m['gpu_exec_fraction']:.3f}  "
-          f"syncs {m['host_syncs_per_step']}  launches {m['host_launches_per_step']}  peak {m['peak_mem_bytes']/2**20:8.1f} MiB  "
-          f"loss[-1] {r['losses'][-1]:.5f}  info {json.dumps(r['variant_info'])[:400]}")
+    print(f"{path.split('/')[-2]:<6} {r['config']['variant']:<18} B={r['config']['batch_size']:<5} {m['step_ms_median']:7.3f} ms"
+          f"  exec {m['gpu_exec_fraction']:.3f}  busy {m['gpu_busy_ms_per_step']:.3f}  act {m.get('gpu_activities_per_step')}"
+          f"  floor {m.get('floor_ms')}  peak {m['peak_mem_bytes'] / 2**20:7.1f} MiB  loss[-1] {r['losses'][-1]:.5f}")
 PY
-[ "${BENCH:-1}" = 0 ] || timeout 120 zerognn bench-ops --dataset-dir data/products-like --batch-size 1024 2>&1 | tee "$OUT/bench-ops.txt" | tail -8
+[ "${BENCH:-1}" = 0 ] || timeout 120 zerognn bench-ops --dataset-dir data/products-like --batch-size 1024 2>&1 | tee "$OUT/bench-ops.txt" | tail -12
 tar czf "$OUT/check.tgz" results/check 2>/dev/null

@@ -24,7 +24,8 @@ def _gpu(variant, batch_size=256, gpus=1, ms=10.0, **kw):
     return make_record(
         variant, dataset="arxiv-like", batch_size=batch_size, gpus=gpus, step_ms=(ms, ms * 1.1),
         device="cuda", gpu_name="NVIDIA H200", gpu_exec_fraction=min(1.0, 2.0 / ms),
-        host_syncs_per_step=3.0, host_launches_per_step=300.0 / ms, peak_mem_bytes=int(2**30 * ms / 5), **kw,
+        host_syncs_per_step=3.0, host_launches_per_step=300.0 / ms, peak_mem_bytes=int(2**30 * ms / 5),
+        floor_ms=0.5 * batch_size / 256, gpu_activities_per_step=40.0, **kw,
     )
 
 
@@ -76,6 +77,7 @@ def test_cpu_only_runs_draw_what_they_can_and_say_why_not(tmp_path, capsys):
     assert set(skipped) == ALL - drawn
     assert "no host-mediated runs" in skipped["speedup"]
     assert "gpu_exec_fraction is empty" in skipped["gpu_exec_fraction"]
+    assert "step_over_floor is empty" in skipped["step_over_floor"]
     assert "peak_mem_bytes is empty" in skipped["memory"]
     assert "2 or more GPU counts" in skipped["scaling"]
     assert "variant_info.envelope" in skipped["envelope"]

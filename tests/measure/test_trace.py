@@ -70,6 +70,7 @@ def test_gpu_trace_metrics():
     assert m.window_us == pytest.approx(1200.0)
     assert m.window_ms == pytest.approx(1.2) and m.profiled_step_ms == pytest.approx(0.6)
     assert m.gpu_busy_ms_per_step == pytest.approx(0.25)
+    assert m.gpu_activities_per_step == pytest.approx(3 / 2)  # k_a, k_b, the memset; not those starting outside
     assert m.gpu_gap_in_graph_ms_per_step is None  # no correlation ids in this trace
     assert m.host_launches_per_step == pytest.approx(9 / 2)
     assert m.host_syncs_per_step == pytest.approx(3 / 2)
@@ -128,6 +129,7 @@ def test_cpu_trace_has_no_gpu_metrics():
     ]}
     m = analyze_chrome_trace(cpu, n_steps=2)
     assert m.gpu_busy_ms_per_step is None and m.gpu_gap_in_graph_ms_per_step is None
+    assert m.gpu_activities_per_step is None
     assert m.host_syncs_per_step is None and m.host_launches_per_step is None
     assert m.phase_ms == pytest.approx({"forward": 0.1, "sample": 0.04})
 
@@ -212,6 +214,7 @@ def test_profile_window_on_cuda_sees_graph_kernels_syncs_and_launches():
     assert 0.0 < m.gpu_gap_in_graph_ms_per_step < 0.1
     assert m.host_syncs_per_step == pytest.approx(1.0)
     assert m.host_launches_per_step >= 3  # graph launch + matmul + sum + copy
+    assert m.gpu_activities_per_step >= 5  # the graph's three nodes, the matmul, the sum (and the copy)
     assert m.phase_ms["forward"] > 0
 
 

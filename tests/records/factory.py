@@ -36,11 +36,13 @@ def make_record(
     losses: list[float | None] | None = None,
     variant_info: dict[str, Any] | None = None,
     gpu_name: str | None = None,
+    floor_ms: float | None = None,
+    gpu_activities_per_step: float | None = None,
 ) -> dict[str, Any]:
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
     return {
-        "schema_version": 2,
+        "schema_version": 3,
         "run_id": make_run_id(dataset, model, variant, batch_size, fanouts, gpus),
         "config": {
             "dataset": dataset, "model": model, "variant": variant, "batch_size": batch_size,
@@ -59,6 +61,9 @@ def make_record(
             "gpu_wait_host_ms_per_step": None, "cuda_graph_captures": None,
             "host_syncs_per_step": host_syncs_per_step, "host_launches_per_step": host_launches_per_step,
             "peak_mem_bytes": peak_mem_bytes, "phase_ms": phase_ms or {}, "window_ms": None,
+            "gpu_activities_per_step": gpu_activities_per_step, "floor_ms": floor_ms,
+            "step_over_floor": None if floor_ms is None else median / floor_ms, "floor_gflop": 1.0,
+            "floor_gbytes": 0.1,
         },
         "losses": [1.5, 1.2, 1.0, 0.9, 0.8, 0.7, 0.6] if losses is None else losses,
         "accuracy": {"val": 0.5, "test": 0.45, "eval_nodes": 100},

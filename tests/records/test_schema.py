@@ -4,7 +4,9 @@ import json
 import pytest
 
 from zerognn.errors import ZeroGNNError
+from zerognn.records.schema import FIELDS_NEW_IN_V3
 from zerognn.records import (
+    SCHEMA_VERSION,
     iter_records,
     make_run_id,
     percentiles,
@@ -69,7 +71,7 @@ def _broken(edit):
         (lambda r: r["variant_info"].update(envelope={"hops": [{"hop": 1}]}),
          "variant_info.envelope.hops[0].provisioned"),
         (lambda r: r.update(run_id="something-else"), "run_id"),
-        (lambda r: r.update(schema_version=3), "schema_version"),
+        (lambda r: r.update(schema_version=4), "schema_version"),
         (lambda r: r["metrics"].pop("gpu_busy_ms_per_step"), "metrics.gpu_busy_ms_per_step"),
         (lambda r: r["metrics"].update(cuda_graph_captures=-1), "metrics.cuda_graph_captures"),
         (lambda r: r.update(metrics=[]), "metrics"),
@@ -150,13 +152,41 @@ def test_execution_fraction_and_dilation_must_agree_with_what_they_are_ratios_of
             validate_record(_gpu_record(**metrics))
 
 
+def _schema_2(record):
+    """The record as schema 2 wrote it: no floor, no activity count."""
+    for key in FIELDS_NEW_IN_V3:
+        record["metrics"].pop(key)
+    record["schema_version"] = 2
+    return record
+
+
 def _schema_1(record):
     """The record as schema 1 wrote it: the fraction over the profiled window, no newer fields."""
     for key in ("gpu_busy_ms_per_step", "gpu_untraced_ms_per_step", "profiler_dilation",
                 "gpu_gap_in_graph_ms_per_step", "gpu_wait_host_ms_per_step", "cuda_graph_captures"):
         record["metrics"].pop(key)
-    record["schema_version"] = 1
+    _schema_2(record)["schema_version"] = 1
     return record
+
+
+def test_schema_2_records_are_read_with_null_floor_fields(tmp_path):
+    old = _schema_2(_gpu_record())
+    write_record(tmp_path / "old.json", old)
+    record = read_record(tmp_path / "old.json")
+    assert record["schema_version"] == SCHEMA_VERSION and record["upgraded_from_schema"] == 2
+    assert all(record["metrics"][key] is None for key in FIELDS_NEW_IN_V3)
+    validate_record(record)
+
+
+def test_step_over_floor_must_agree_with_the_step_and_the_floor():
+    record = make_record(device="cuda", floor_ms=2.0)
+    validate_record(record)
+    record["metrics"]["step_over_floor"] *= 1.5
+    with pytest.raises(ZeroGNNError, match="step_over_floor"):
+        validate_record(record)
+    record["metrics"]["step_over_floor"] = None
+    with pytest.raises(ZeroGNNError, match="both be null or both be set"):
+        validate_record(record)
 
 
 def test_schema_1_records_are_read_with_the_fraction_against_the_unprofiled_step(tmp_path):
@@ -166,7 +196,7 @@ def test_schema_1_records_are_read_with_the_fraction_against_the_unprofiled_step
     write_record(tmp_path / "old.json", old)
     record = read_record(tmp_path / "old.json")
     m = record["metrics"]
-    assert record["schema_version"] == 2 and record["upgraded_from_schema"] == 1
+    assert record["schema_version"] == SCHEMA_VERSION and record["upgraded_from_schema"] == 1
     assert m["gpu_busy_ms_per_step"] == pytest.approx(3.3)
     assert m["gpu_exec_fraction"] == pytest.approx(0.3) and m["profiler_dilation"] == pytest.approx(1.2)
     assert m["gpu_gap_in_graph_ms_per_step"] is None and m["cuda_graph_captures"] is None

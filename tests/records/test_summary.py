@@ -124,7 +124,7 @@ def test_read_summary_rejects_a_truncated_file(tmp_path):
     _rejected(summary, "is truncated", "line 3")
     # cut short at a field boundary, then ended: too few fields
     summary.write_text(text[: len(text) - len(last) - 1] + ",".join(last.split(",")[:8]) + "\n")
-    _rejected(summary, "line 3 has 8 fields but the header has 28")
+    _rejected(summary, f"line 3 has 8 fields but the header has {len(SUMMARY_COLUMNS)}")
     # every field there, but required ones empty (what pandas would read as NaN)
     fields = last.split(",")
     fields[SUMMARY_COLUMNS.index("run_id")] = fields[SUMMARY_COLUMNS.index("epoch_s")] = ""

@@ -25,6 +25,7 @@ def test_run_writes_a_complete_record(tiny_dataset_dir, tmp_path):
     m = record["metrics"]
     assert len(m["step_ms"]) == 4 and m["step_ms_p10"] <= m["step_ms_median"] <= m["step_ms_p90"]
     assert m["gpu_exec_fraction"] is None and m["peak_mem_bytes"] is None  # CPU run
+    assert m["floor_gflop"] > 0 and m["floor_gbytes"] > 0 and m["floor_ms"] is None  # no GPU peak to divide by
     assert set(m["phase_ms"]) >= {"sample", "gather", "forward", "backward", "optimizer"}
     assert len(record["losses"]) == 9 and all(v > 0 for v in record["losses"])
     assert 0.0 <= record["accuracy"]["val"] <= 1.0

@@ -17,13 +17,14 @@ from ..errors import ZeroGNNError
 from .data import FigureData, Skip
 from .draw import theme
 from .record_figures import breakdown, envelope, loss
-from .summary_figures import batch_sweep, gpu_exec_fraction, memory, scaling, speedup
+from .summary_figures import batch_sweep, gpu_exec_fraction, memory, scaling, speedup, step_over_floor
 
 FORMATS = ("png", "pdf")
 # File stem → figure function, in the order the paper tells its story.
 FIGURES: dict[str, Callable[[FigureData], Figure]] = {
     "speedup": speedup,
     "gpu_exec_fraction": gpu_exec_fraction,
+    "step_over_floor": step_over_floor,
     "memory": memory,
     "breakdown": breakdown,
     "batch_sweep": batch_sweep,

@@ -1,5 +1,5 @@
-"""Figures drawn from the summary table: speedup, GPU execution fraction, peak memory, batch-size
-sweep and multi-GPU scaling."""
+"""Figures drawn from the summary table: speedup, GPU execution fraction, step time over the hardware
+floor, peak memory, batch-size sweep and multi-GPU scaling."""
 
 from __future__ import annotations
 
@@ -46,6 +46,23 @@ def gpu_exec_fraction(data: FigureData) -> Figure:
     for (title, sub), (ax,) in zip(groups, axes):
         bars(ax, sub, "batch_size", "gpu_busy_pct", data.styles)
         ax.set(title=title, xlabel=BATCH_LABEL, ylabel="GPU busy (% of the step)", ylim=(0, 105))
+    legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
+    return fig
+
+
+def step_over_floor(data: FigureData) -> Figure:
+    df = data.summary.dropna(subset=["step_over_floor"])
+    if df.empty:
+        raise Skip("no floor to compare against (step_over_floor is empty: no GPU runs on a GPU with known peaks)")
+    groups = list(panels(df, BAR_PANEL_KEYS))
+    fig, axes = new_figure("Step time over the hardware floor", len(groups),
+                           subtitle="median step / max(dense FLOPs / fp32 peak, bytes / bandwidth) at live sizes "
+                                    "(1 = the floor; lower is better)")
+    for (title, sub), (ax,) in zip(groups, axes):
+        bars(ax, sub, "batch_size", "step_over_floor", data.styles)
+        log_y(ax)
+        ax.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="step / floor (×, log)")
     legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
     return fig
 

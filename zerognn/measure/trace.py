@@ -12,7 +12,9 @@ Event categories are the ones kineto writes (libkineto ``ActivityType`` names, a
 ``torch/profiler/_chrome_trace_export.py``): GPU work is ``kernel`` (also kernels replayed from a CUDA
 Graph and CDP child kernels), ``gpu_memcpy`` and ``gpu_memset``; API calls are ``cuda_runtime`` and
 ``cuda_driver``; ``record_function`` ranges are ``user_annotation``. Kineto also copies each range onto
-the GPU timeline as ``gpu_user_annotation``, which is ignored here.
+the GPU timeline as ``gpu_user_annotation``, which is ignored here. GPU activities are also counted
+(per step): every kernel, copy and memset is a dependent node the GPU must start, so their number
+bounds how close a step can come to its busy time.
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ class TraceMetrics:
     window_us: float
     window_ms: float
     gpu_busy_ms_per_step: float | None
+    # kernels, copies and memsets that start in the window, per step; None without GPU activity
+    gpu_activities_per_step: float | None
     # idle time between consecutive GPU activities of one graph launch; None without correlation ids
     gpu_gap_in_graph_ms_per_step: float | None
     host_syncs_per_step: float | None
@@ -163,6 +167,7 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
         window_us=window_us,
         window_ms=window_us / 1e3,
         gpu_busy_ms_per_step=None if busy_us is None else busy_us / 1e3 / n_steps,
+        gpu_activities_per_step=sum(start <= _start(e) < end for e in gpu_events) / n_steps if gpu_events else None,
         gpu_gap_in_graph_ms_per_step=None if gap_us is None else gap_us / 1e3 / n_steps,
         host_syncs_per_step=sum(is_host_sync(e["name"]) for e in api) / n_steps if api_events else None,
         host_launches_per_step=sum(is_host_launch(e["name"]) for e in api) / n_steps if api_events else None,

@@ -4,8 +4,8 @@
 write records); the field tables below are the machine one. Unknown extra fields are allowed so that
 a newer writer does not break an older reader; every field listed here is required.
 
-Records of schema 1 are still read: ``read_record`` upgrades them in memory (``upgrade_record``),
-deriving the GPU busy time from what they stored.
+Records of schemas 1 and 2 are still read: ``read_record`` upgrades them in memory (``upgrade_record``),
+deriving the GPU busy time from what schema 1 stored; fields an older schema lacked are null.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 from ..atomic import write_json
 from ..errors import ZeroGNNError
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 DOC = "docs/records.md"
 
 # A checker is called with (value, field path) and raises _Invalid when the value does not fit.
@@ -142,10 +142,17 @@ METRICS_FIELDS_V1: dict[str, Check] = {
     "phase_ms": map_of(number(0)), "window_ms": nullable(number(0)),
 }
 METRICS_V1 = obj(METRICS_FIELDS_V1)
-METRICS = obj(METRICS_FIELDS_V1 | {
+METRICS_FIELDS_V2 = METRICS_FIELDS_V1 | {
     "gpu_busy_ms_per_step": nullable(number(0)), "gpu_untraced_ms_per_step": nullable(number(0)),
     "profiler_dilation": nullable(number(0, low_open=True)), "gpu_gap_in_graph_ms_per_step": nullable(number(0)),
     "gpu_wait_host_ms_per_step": nullable(number(0)), "cuda_graph_captures": nullable(integer(0)),
+}
+METRICS_V2 = obj(METRICS_FIELDS_V2)
+# Schema 3: the hardware floor (zerognn.measure.floor) and the GPU activities per step.
+FIELDS_NEW_IN_V3 = ("gpu_activities_per_step", "floor_ms", "step_over_floor", "floor_gflop", "floor_gbytes")
+METRICS = obj(METRICS_FIELDS_V2 | {
+    "gpu_activities_per_step": nullable(number(0)), "floor_ms": nullable(number(0, low_open=True)),
+    "step_over_floor": nullable(number(0)), "floor_gflop": nullable(number(0)), "floor_gbytes": nullable(number(0)),
 })
 # gpu_exec_fraction and profiler_dilation are ratios of other fields; a record must agree with itself.
 RATIO_TOLERANCE = 0.01
@@ -159,7 +166,7 @@ EXACT_ABSOLUTE = 1e-9
 GPU_ONLY_METRICS = (
     "gpu_busy_ms_per_step", "gpu_untraced_ms_per_step", "gpu_exec_fraction", "gpu_gap_in_graph_ms_per_step",
     "gpu_wait_host_ms_per_step", "host_syncs_per_step", "host_launches_per_step", "peak_mem_bytes",
-    "cuda_graph_captures",
+    "cuda_graph_captures", "gpu_activities_per_step", "floor_ms", "step_over_floor",
 )
 ACCURACY = obj({"val": nullable(number(0, 1)), "test": nullable(number(0, 1)), "eval_nodes": integer(0)})
 ENVELOPE = obj({"hops": list_of(
@@ -179,6 +186,7 @@ RECORD_FIELDS: dict[str, Check] = {
 }
 RECORD = obj(RECORD_FIELDS)
 RECORD_V1 = obj(RECORD_FIELDS | {"metrics": METRICS_V1})
+RECORD_V2 = obj(RECORD_FIELDS | {"metrics": METRICS_V2})
 
 
 def make_run_id(dataset: str, model: str, variant: str, batch_size: int, fanouts: Sequence[int],
@@ -206,7 +214,7 @@ def validate_record(record: Any, source: str | os.PathLike | None = None) -> Non
         if version not in READABLE_VERSIONS:
             RECORD(record, "")  # names a missing or mistyped field first, if that is the problem
             raise _Invalid("schema_version", f"is {version}, this version reads {', '.join(map(str, READABLE_VERSIONS))}")
-        (RECORD_V1 if version == 1 else RECORD)(record, "")
+        {1: RECORD_V1, 2: RECORD_V2}.get(version, RECORD)(record, "")
         for key, check in VARIANT_INFO_KNOWN.items():
             if key in record["variant_info"]:
                 check(record["variant_info"][key], f"variant_info.{key}")
@@ -236,30 +244,34 @@ def read_record(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A schema-1 record in the current schema (others are returned as they are).
+    """A schema-1 or schema-2 record in the current schema (others are returned as they are).
 
     Schema 1 stored the GPU execution fraction as busy time over the profiled window's wall time
     (``window_ms``), where the profiler dilates a host-bound step. The busy time per step is recovered
     exactly from it (fraction × window / profiled steps), and the fraction is recomputed against the
-    unprofiled median step as schema 2 defines it. What schema 1 did not store stays null (the idle
-    split, the capture count); ``upgraded_from_schema`` says the record was upgraded.
+    unprofiled median step as schema 2 defines it. What an older schema did not store stays null (the
+    idle split, the capture count, the floor, the activity count); ``upgraded_from_schema`` says the
+    record was upgraded and from which schema.
     """
-    if record["schema_version"] != 1:
+    version = record["schema_version"]
+    if version == SCHEMA_VERSION:
         return record
     c, m = record["config"], dict(record["metrics"])
-    median = m["step_ms_median"]
-    profiled_step = m["window_ms"] / c["profile_steps"] if m["window_ms"] is not None and c["profile_steps"] else None
-    busy = None
-    if m["gpu_exec_fraction"] is not None and profiled_step is not None:
-        busy = m["gpu_exec_fraction"] * profiled_step
-    m.update(
-        gpu_busy_ms_per_step=busy,
-        gpu_untraced_ms_per_step=m.get("gpu_untraced_ms_per_step"),
-        gpu_exec_fraction=None if busy is None or median <= 0 else min(1.0, busy / median),
-        profiler_dilation=None if busy is None or median <= 0 else profiled_step / median,
-        gpu_gap_in_graph_ms_per_step=None, gpu_wait_host_ms_per_step=None, cuda_graph_captures=None,
-    )
-    return record | {"schema_version": SCHEMA_VERSION, "metrics": m, "upgraded_from_schema": 1}
+    if version == 1:
+        median = m["step_ms_median"]
+        profiled_step = m["window_ms"] / c["profile_steps"] if m["window_ms"] is not None and c["profile_steps"] else None
+        busy = None
+        if m["gpu_exec_fraction"] is not None and profiled_step is not None:
+            busy = m["gpu_exec_fraction"] * profiled_step
+        m.update(
+            gpu_busy_ms_per_step=busy,
+            gpu_untraced_ms_per_step=m.get("gpu_untraced_ms_per_step"),
+            gpu_exec_fraction=None if busy is None or median <= 0 else min(1.0, busy / median),
+            profiler_dilation=None if busy is None or median <= 0 else profiled_step / median,
+            gpu_gap_in_graph_ms_per_step=None, gpu_wait_host_ms_per_step=None, cuda_graph_captures=None,
+        )
+    m.update(dict.fromkeys(FIELDS_NEW_IN_V3))
+    return record | {"schema_version": SCHEMA_VERSION, "metrics": m, "upgraded_from_schema": version}
 
 
 def record_paths(runs_dir: str | os.PathLike) -> list[Path]:
@@ -332,6 +344,13 @@ def _check_consistency(record: dict[str, Any]) -> None:
     if dilation is not None and m["window_ms"] is not None and c["profile_steps"] and median > 0:
         _check_ratio("metrics.profiler_dilation", dilation, m["window_ms"] / c["profile_steps"] / median,
                      "window_ms / profile_steps / step_ms_median")
+    if record["schema_version"] == 2:
+        return
+    floor, over = m["floor_ms"], m["step_over_floor"]
+    if (floor is None) != (over is None):
+        raise _Invalid("metrics.step_over_floor", "and floor_ms must both be null or both be set")
+    if floor is not None:
+        _check_ratio("metrics.step_over_floor", over, median / floor, "step_ms_median / floor_ms")
 
 
 def _check_exact(field: str, value: float, expected: float, formula: str) -> None:

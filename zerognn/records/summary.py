@@ -35,6 +35,7 @@ COLUMNS: dict[str, str] = {
     "seeds_per_s": "float64", "epoch_s": "float64", "gpu_exec_fraction": "float64",
     "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64", "gpu_gap_in_graph_ms_per_step": "float64",
     "gpu_wait_host_ms_per_step": "float64", "host_syncs_per_step": "float64", "host_launches_per_step": "float64", "peak_mem_bytes": "Int64",
+    "gpu_activities_per_step": "float64", "floor_ms": "float64", "step_over_floor": "float64",
     "final_loss": "float64", "val_acc": "float64", "test_acc": "float64",
     "speedup_vs_host_mediated": "float64", "gpu_name": "str", "git_commit": "str", "run_id": "str",
 }
@@ -73,7 +74,8 @@ def summary_row(record: dict[str, Any]) -> dict[str, Any]:
         **{k: m[k] for k in ("step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s",
                              "gpu_exec_fraction", "gpu_busy_ms_per_step", "profiler_dilation",
                              "gpu_gap_in_graph_ms_per_step", "gpu_wait_host_ms_per_step", "host_syncs_per_step",
-                             "host_launches_per_step", "peak_mem_bytes")},
+                             "host_launches_per_step", "peak_mem_bytes", "gpu_activities_per_step", "floor_ms",
+                             "step_over_floor")},
         "final_loss": final_loss(record["losses"]),
         "val_acc": record["accuracy"]["val"], "test_acc": record["accuracy"]["test"],
         "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "run_id": record["run_id"],

@@ -33,6 +33,7 @@ from ..errors import ZeroGNNError
 from ..measure.captures import counting_cuda_graph_captures
 from ..measure.environment import collect_environment
 from ..measure.execution import execution_metrics
+from ..measure.floor import SIZE_SAMPLES, floor_metrics, step_sizes, step_work
 from ..measure.memory import PeakMemory
 from ..measure.trace import profile_window
 from ..measure.untraced import untraced_gpu_ms_per_step
@@ -159,6 +160,12 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         if replay is not None and trace is not None and trace.gpu_busy_ms_per_step is not None:
             untraced_ms = untraced_gpu_ms_per_step(replay, device)
 
+    # The floor's live sizes: the reference sampler on this rank's batches of the first timed steps.
+    timed = range(spec.warmup_steps, spec.warmup_steps + min(spec.measure_steps, SIZE_SAMPLES))
+    sizes = step_sizes(host_ds.graph, host_ds.train_idx, spec.batch_size, spec.fanouts, spec.seed, list(timed), spe,
+                       batch_index=lambda step: step * world.size + world.rank)
+    gpu_name = torch.cuda.get_device_name(device) if cuda else None
+
     losses = mean_over_ranks(loss_log, world).tolist()
     if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
         raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")
@@ -194,6 +201,8 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             **execution_metrics(median, trace, untraced_ms),
             "host_syncs_per_step": None if trace is None else trace.host_syncs_per_step,
             "host_launches_per_step": None if trace is None else trace.host_launches_per_step,
+            "gpu_activities_per_step": None if trace is None else trace.gpu_activities_per_step,
+            **floor_metrics(median, step_work(model, sizes), gpu_name),
             "peak_mem_bytes": None if peak_live is None else peak_live - resident,
             "cuda_graph_captures": None if captures is None else captures.count,
             "phase_ms": {} if trace is None else trace.phase_ms,

@@ -1,0 +1,59 @@
+"""The hardware floor: FLOPs and bytes from live sizes, the peak table, and the sizes themselves."""
+
+import pytest
+
+from zerognn.datasets.store import load_dataset
+from zerognn.measure.floor import GPU_PEAKS, StepSizes, floor_metrics, step_sizes, step_work
+from zerognn.models import build_model
+from zerognn.sampling import batch_seeds, epoch_permutation, sample_subgraph
+
+# Products-like SAGE 15-10-5 at B=1024 (100 features, hidden 256, 47 classes): live frontiers per hop.
+PRODUCTS_B1024 = StepSizes((1024.0, 7452.0, 54668.0, 173198.0), (15360.0, 70000.0, 270000.0))
+
+
+def test_sage_flops_count_forward_weight_and_input_gradients():
+    model = build_model("sage", 100, 256, 47, 3, seed=0)
+    flops, nbytes = step_work(model, PRODUCTS_B1024)
+    # one GEMM per layer over [mean | self]: K = 2 x input width, on the destination rows
+    layer = [2 * 54668 * 200 * 256, 2 * 7452 * 512 * 256, 2 * 1024 * 512 * 47]
+    assert flops == pytest.approx(2 * layer[0] + 3 * layer[1] + 3 * layer[2])
+    assert flops / 1e9 == pytest.approx(17.2, abs=0.05)
+    gather = 8 * 173198 * 100
+    assert 0.55e9 < nbytes < 0.65e9 and nbytes > gather
+
+
+def test_gcn_and_gat_count_their_own_gemm_rows():
+    sizes = StepSizes((10.0, 40.0), (30.0,))
+    gcn = build_model("gcn", 8, 16, 3, 1, seed=0)
+    gat = build_model("gat", 8, 16, 3, 1, seed=0)
+    assert step_work(gcn, sizes)[0] == pytest.approx(2 * 2 * 10 * 8 * 3)       # destinations, K = 8
+    assert step_work(gat, sizes)[0] == pytest.approx(2 * 2 * 40 * 8 * 4 * 3)   # every source row, 4 heads
+    assert step_work(gat, sizes)[1] > step_work(gcn, sizes)[1]  # GAT also writes and reads its projection
+
+
+def test_floor_is_the_larger_of_compute_and_memory_time_on_a_known_gpu():
+    tflops, tbps = GPU_PEAKS["NVIDIA H200"]
+    m = floor_metrics(1.0, (tflops * 1e12 * 2e-4, tbps * 1e12 * 1e-4), "NVIDIA H200")
+    assert m["floor_ms"] == pytest.approx(0.2) and m["step_over_floor"] == pytest.approx(5.0)
+    m = floor_metrics(1.0, (tflops * 1e12 * 1e-4, tbps * 1e12 * 3e-4), "NVIDIA H200")
+    assert m["floor_ms"] == pytest.approx(0.3)
+
+
+def test_unknown_gpu_or_cpu_gets_work_but_no_floor():
+    m = floor_metrics(1.0, (2e9, 3e8), "Some Future GPU")
+    assert m["floor_ms"] is None and m["step_over_floor"] is None
+    assert m["floor_gflop"] == pytest.approx(2.0) and m["floor_gbytes"] == pytest.approx(0.3)
+    assert floor_metrics(1.0, (2e9, 3e8), None)["floor_ms"] is None
+
+
+def test_step_sizes_are_the_reference_samplers_mean_live_sizes(tiny_dataset_dir):
+    ds = load_dataset(tiny_dataset_dir)
+    spe = ds.train_idx.numel() // 64
+    sizes = step_sizes(ds.graph, ds.train_idx, 64, [5, 3], 0, [0, 1], spe)
+    subs = [sample_subgraph(ds.graph, batch_seeds(epoch_permutation(ds.train_idx, 0, 0), s, 64), [5, 3], 0, 0, s)
+            for s in (0, 1)]
+    for h in range(3):
+        assert sizes.frontiers[h] == pytest.approx(sum(sub.frontiers[h].numel() for sub in subs) / 2)
+    for h in range(2):
+        assert sizes.edges[h] == pytest.approx(sum(sub.hops[h].num_edges for sub in subs) / 2)
+    assert sizes.frontiers[0] == 64

@@ -1,0 +1,111 @@
+"""The hardware floor of a training step: the least time any implementation could take on this GPU.
+
+    floor = max(dense FLOPs / fp32 peak, bytes moved / memory bandwidth)
+
+computed from the step's live sizes, never from buffer capacities, so padding counts against the
+variant that pays for it. The sizes come from the reference sampler on the timed steps' own batches
+(the same for every variant of a configuration), and the work from the model's own weight shapes:
+
+* **FLOPs**: the dense GEMMs only — forward, weight gradients, and input gradients of every layer
+  but the first (input features need none); 2 FLOPs per multiply-add, over the rows the model's GEMM
+  runs on (``dense_rows``: destinations for SAGE and GCN, which aggregate first; sources for GAT,
+  which projects every source row before attention).
+* **Bytes**: each hop's sampling (the frontier's two row offsets, one column id read and one local id
+  written per sampled edge), the feature gather (rows read and written once), each layer's input read
+  and output written forward, its output gradient and input read again and (but for the first layer)
+  its input gradient written backward — GAT also writes and reads its projected rows — and Adam's
+  update (parameter, gradient and two moments read; parameter and moments written).
+
+Peaks come from ``GPU_PEAKS``, keyed by the exact name CUDA reports; an unknown GPU gets no floor
+(None), never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ..graph import CSRGraph
+from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
+
+# name (torch.cuda.get_device_name) -> (fp32 FMA peak in TFLOP/s, memory bandwidth in TB/s), from the
+# vendor's datasheets (SXM boards at their boost clock).
+GPU_PEAKS: dict[str, tuple[float, float]] = {
+    "NVIDIA H200": (66.9, 4.8),
+    "NVIDIA H100 80GB HBM3": (66.9, 3.35),
+    "NVIDIA A100-SXM4-80GB": (19.5, 2.039),
+    "NVIDIA A100-SXM4-40GB": (19.5, 1.555),
+}
+
+FLOOR_FIELDS = ("floor_ms", "step_over_floor", "floor_gflop", "floor_gbytes")
+SIZE_SAMPLES = 8  # timed steps whose batches are sampled for the live sizes
+
+
+@dataclass(frozen=True)
+class StepSizes:
+    """Mean live sizes over sampled steps: ``frontiers[h]`` nodes before hop h (0: the seeds), ``edges[h]``."""
+
+    frontiers: tuple[float, ...]
+    edges: tuple[float, ...]
+
+
+def step_sizes(graph: CSRGraph, train_idx: torch.Tensor, batch_size: int, fanouts: list[int], seed: int,
+               global_steps: list[int], steps_per_epoch: int, batch_index=lambda step: step) -> StepSizes:
+    """Reference-sample the batches of ``global_steps`` (``batch_index`` maps a step to this rank's batch)."""
+    frontiers = torch.zeros(len(fanouts) + 1, dtype=torch.float64)
+    edges = torch.zeros(len(fanouts), dtype=torch.float64)
+    for g in global_steps:
+        epoch, step = divmod(g, steps_per_epoch)
+        seeds = batch_seeds(epoch_permutation(train_idx, seed, epoch), batch_index(step), batch_size)
+        sub = sample_subgraph(graph, seeds, fanouts, seed, epoch, step)
+        frontiers += torch.tensor([f.numel() for f in sub.frontiers], dtype=torch.float64)
+        edges += torch.tensor([h.num_edges for h in sub.hops], dtype=torch.float64)
+    n = max(len(global_steps), 1)
+    return StepSizes(tuple((frontiers / n).tolist()), tuple((edges / n).tolist()))
+
+
+def step_work(model: nn.Module, sizes: StepSizes) -> tuple[float, float]:
+    """(dense FLOPs, bytes moved) of one training step of ``model`` over ``sizes``.
+
+    The model names its layer widths (``widths``: input, hidden..., output), its GEMMs' weights
+    (``lins``) and whether those run on a layer's destination or source rows (``dense_rows``).
+    """
+    layers = len(model.lins)
+    projects_sources = model.dense_rows == "src"
+    flops = 0.0
+    nbytes = sum(4 * 7 * p.numel() for p in model.parameters())  # Adam: p, g, m, v read; p, m, v written
+    for h, edges in enumerate(sizes.edges):
+        nbytes += 16 * sizes.frontiers[h] + 8 * edges
+    nbytes += 8 * sizes.frontiers[-1] * model.widths[0]  # the feature gather
+    for i, lin in enumerate(model.lins):
+        n_src, n_dst = sizes.frontiers[layers - i], sizes.frontiers[layers - i - 1]
+        gemm = 2.0 * (n_src if projects_sources else n_dst) * lin.weight.numel()
+        flops += gemm * (2 if i == 0 else 3)
+        d_in, d_out = model.widths[i], model.widths[i + 1]
+        activations = 4 * (n_src * d_in + n_dst * d_out)
+        if projects_sources:
+            activations += 8 * n_src * lin.weight.shape[0]
+        nbytes += 2 * activations + (4 * n_src * d_in if i > 0 else 0)
+    return flops, nbytes
+
+
+def gpu_peak(gpu_name: str | None) -> tuple[float, float] | None:
+    """(FLOP/s, bytes/s) of a known GPU; None for any other name."""
+    peak = GPU_PEAKS.get(gpu_name or "")
+    return None if peak is None else (peak[0] * 1e12, peak[1] * 1e12)
+
+
+def floor_metrics(step_ms_median: float, work: tuple[float, float] | None, gpu_name: str | None) -> dict:
+    """The record's floor fields (``FLOOR_FIELDS``); the time fields are None on an unknown GPU."""
+    metrics = dict.fromkeys(FLOOR_FIELDS)
+    if work is None:
+        return metrics
+    flops, nbytes = work
+    metrics.update(floor_gflop=flops / 1e9, floor_gbytes=nbytes / 1e9)
+    peak = gpu_peak(gpu_name)
+    if peak is not None:
+        floor_ms = max(flops / peak[0], nbytes / peak[1]) * 1e3
+        metrics.update(floor_ms=floor_ms, step_over_floor=step_ms_median / floor_ms)
+    return metrics
