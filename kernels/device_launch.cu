@@ -71,7 +71,7 @@ extern "C" __global__ void dl_gather_rows(
     const float* table, i64 row_width, const i64* ids, const int* n_ids, int capacity, float* out, i64* overflow,
     int threads) {
     // Grid-stride children cover every slot (they also zero rows past the live count) under any grid.
-    ZG_TAIL(gather_rows, zg_min(*n_ids, capacity) * row_width, threads)(
+    ZG_TAIL(gather_rows, zg_min(*n_ids, capacity) * zg_vec_width(row_width), threads)(
         table, row_width, ids, n_ids, capacity, out, overflow);
 }
 
@@ -83,7 +83,7 @@ extern "C" __global__ void dl_gather_labels(
 extern "C" __global__ void dl_sage_concat_forward(
     const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
     float* out, i64* overflow, int threads) {
-    ZG_TAIL(sage_concat_forward, zg_min(*n_dst, capacity) * 2 * width, threads)(
+    ZG_TAIL(sage_concat_forward, zg_min(*n_dst, capacity) * 2 * zg_vec_width(width), threads)(
         x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
 }
 
@@ -97,7 +97,7 @@ extern "C" __global__ void dl_sage_concat_backward(
 extern "C" __global__ void dl_gcn_aggregate_forward(
     const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
     float* out, i64* overflow, int threads) {
-    ZG_TAIL(gcn_aggregate_forward, zg_min(*n_dst, capacity) * width, threads)(
+    ZG_TAIL(gcn_aggregate_forward, zg_min(*n_dst, capacity) * zg_vec_width(width), threads)(
         x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
 }
 

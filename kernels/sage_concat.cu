@@ -8,6 +8,20 @@ extern "C" __global__ void sage_concat_forward(
     const float* __restrict__ x, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
     const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ out, i64* overflow) {
     const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
+    if ((width & 3) == 0) {  // float4 path: the same sums in the same order, four columns at a time
+        const i64 q = width >> 2, out_q = 2 * q;
+        const float4* x4 = reinterpret_cast<const float4*>(x);
+        float4* out4 = reinterpret_cast<float4*>(out);
+        ZG_GRID_STRIDE(i, (i64)capacity * out_q) {
+            const i64 p = i / out_q, c = i - p * out_q;
+            if (p >= live) { out4[i] = make_float4(0.f, 0.f, 0.f, 0.f); continue; }
+            if (c >= q) { out4[i] = x4[p * q + (c - q)]; continue; }
+            const int cnt = counts[p];
+            const float4 acc = zg_ell_row_sum4(x4, q, nbr_local + p * fanout, cnt, c);
+            out4[i] = cnt > 0 ? zg_div4(acc, (float)cnt) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        return;
+    }
     const i64 out_width = 2 * width;
     ZG_GRID_STRIDE(i, (i64)capacity * out_width) {
         const i64 p = i / out_width, c = i - p * out_width;

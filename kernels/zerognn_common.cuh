@@ -60,6 +60,22 @@ __device__ __forceinline__ float zg_ell_row_sum(const float* x, i64 width, const
     return acc;
 }
 
+// Rows of a float matrix whose width is a multiple of 4 are read as float4 (16-byte loads): a gather
+// moves four columns per thread and per index read. zg_vec_width(width) is the row width in those units
+// (4 floats when possible, else 1) -- kernels and the host's grid sizes use the same rule.
+__device__ __forceinline__ i64 zg_vec_width(i64 width) { return (width & 3) == 0 ? width >> 2 : width; }
+
+__device__ __forceinline__ float4 zg_add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+
+__device__ __forceinline__ float4 zg_div4(float4 a, float d) { return make_float4(a.x / d, a.y / d, a.z / d, a.w / d); }
+
+// zg_ell_row_sum over float4 column group c of rows of width q float4s (same order of additions).
+__device__ __forceinline__ float4 zg_ell_row_sum4(const float4* x, i64 q, const int* row, int cnt, i64 c) {
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc = zg_add4(acc, x[(i64)row[k] * q + c]);
+    return acc;
+}
+
 // Add g to column c of every sampled neighbour's row of grad_x (the transpose of zg_ell_row_sum).
 __device__ __forceinline__ void zg_ell_row_scatter(float* grad_x, i64 width, const int* row, int cnt, i64 c, float g) {
     for (int k = 0; k < cnt; ++k) if (row[k] >= 0) atomicAdd(&grad_x[(i64)row[k] * width + c], g);

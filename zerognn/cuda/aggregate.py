@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .launch import grid_for, launch
+from .launch import grid_for, launch, vector_width
 
 
 @dataclass(frozen=True)
@@ -31,11 +31,13 @@ class EllBlock:
 def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: int, out_width: int) -> torch.Tensor:
     """Launch a row kernel over ``src`` into a new [rows, out_width] buffer (zeroed for a backward).
 
-    ``width`` is the kernel's row width: that of the forward input x, in both directions.
+    ``width`` is the kernel's row width: that of the forward input x, in both directions. A forward
+    moves float4s where the width allows; a backward scatters single floats.
     """
-    out = (torch.zeros if name.endswith("backward") else torch.empty)(
-        (rows, out_width), dtype=torch.float32, device=src.device)
-    launch(name, grid_for(block.num_dst * max(src.shape[1], out_width)), src.contiguous(), np.int64(width),
+    backward = name.endswith("backward")
+    out = (torch.zeros if backward else torch.empty)((rows, out_width), dtype=torch.float32, device=src.device)
+    items = block.num_dst * (src.shape[1] if backward else out_width // width * vector_width(width))
+    launch(name, grid_for(items), src.contiguous(), np.int64(width),
            block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout), out,
            block.overflow)
     return out

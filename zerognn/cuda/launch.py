@@ -50,6 +50,12 @@ def grid_for(elements: int, threads: int = THREADS, max_blocks: int | None = Non
     return min(blocks, max_blocks or _max_blocks(torch.cuda.current_device()))
 
 
+def vector_width(width: int) -> int:
+    """A row's width in the units a float row kernel moves per thread (``zg_vec_width`` in
+    kernels/zerognn_common.cuh): float4s when the width is a multiple of 4, else floats."""
+    return width // 4 if width % 4 == 0 else width
+
+
 def _arg(value):
     if isinstance(value, torch.Tensor):
         if not value.is_cuda:

@@ -16,7 +16,7 @@ import torch
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from .aggregate import EllBlock
-from .launch import THREADS, grid_for, launch
+from .launch import THREADS, grid_for, launch, vector_width
 
 MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
 RANK_WORDS = 1024  # ZG_RANK_WORDS: bitmap words per block of rank_new_nodes and relabel_nodes
@@ -120,8 +120,8 @@ def gather_rows(table: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, ove
                 grid: int | None = None) -> torch.Tensor:
     """``table[ids[:n_ids]]`` into a buffer with one row per id slot (float32 rows)."""
     out = torch.empty(ids.numel(), table.shape[1], dtype=torch.float32, device=ids.device)
-    launch("gather_rows", grid or grid_for(out.numel()), table, np.int64(table.shape[1]), ids, n_ids,
-           np.int32(ids.numel()), out, overflow)
+    launch("gather_rows", grid or grid_for(ids.numel() * vector_width(table.shape[1])), table,
+           np.int64(table.shape[1]), ids, n_ids, np.int32(ids.numel()), out, overflow)
     return out
 
 

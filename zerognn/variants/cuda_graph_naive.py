@@ -115,6 +115,7 @@ class CudaGraphNaive(HostMediated):
             y = sampling.gather_labels(ctx.dataset.labels, seeds, n_seeds, self._overflow)
             ctx.optimizer.zero_grad(set_to_none=True)  # so that backward writes the graph's own gradients
             loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
+            del x  # dead after the first layer: not part of the graph's working set through the backward
             loss.backward()
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)

@@ -110,7 +110,9 @@ class ZeroGNN(Variant):
             y = sampling.gather_labels(ds.labels, control.seeds, control.live[0:1], rows_record)
         with phase("forward"):
             loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
-        with phase("backward"):
+            # The gathered features are dead once the first layer has read them: free them before the
+            # backward (as the eager variants' scopes do), or the graph's working set keeps them.
+            del x
             loss.backward()
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
