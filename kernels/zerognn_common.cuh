@@ -61,11 +61,14 @@ __device__ __forceinline__ float zg_ell_row_sum(const float* x, i64 width, const
 }
 
 // Rows of a float matrix whose width is a multiple of 4 are read as float4 (16-byte loads): a gather
-// moves four columns per thread and per index read. zg_vec_width(width) is the row width in those units
-// (4 floats when possible, else 1) -- kernels and the host's grid sizes use the same rule.
+// moves four columns per thread and per index read. zg_vec_width(width) is the row width in the units a
+// thread moves (width / 4 float4s, else width floats); the host sizes grids by the same rule
+// (vector_width in zerognn/cuda/launch.py).
 __device__ __forceinline__ i64 zg_vec_width(i64 width) { return (width & 3) == 0 ? width >> 2 : width; }
 
-__device__ __forceinline__ float4 zg_add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+__device__ __forceinline__ float4 zg_add4(float4 a, float4 b) {
+    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
 
 __device__ __forceinline__ float4 zg_div4(float4 a, float d) { return make_float4(a.x / d, a.y / d, a.z / d, a.w / d); }
 

@@ -7,7 +7,8 @@ the paper's order. Empty cells are values a record does not have (an older schem
 """
 
 import argparse
-import math
+
+import pandas as pd
 
 from zerognn.figures.style import variant_order
 from zerognn.records import read_summary
@@ -18,7 +19,7 @@ HEADER = ("| dataset | model | variant | batch | step ms, median (p10–p90) | �
 
 
 def cell(value, fmt: str) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, fmt)
+    return "" if pd.isna(value) else format(value, fmt)
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
     print(HEADER)
     print("|" + "---|" * HEADER.count(" | ") + "---|")
     for r in df.itertuples():
-        peak = None if r.peak_mem_bytes is None or r.peak_mem_bytes != r.peak_mem_bytes else r.peak_mem_bytes / 2**20
+        peak = None if pd.isna(r.peak_mem_bytes) else r.peak_mem_bytes / 2**20
         print(f"| {r.dataset} | {r.model.upper()} | {r.variant} | {r.batch_size} | {r.step_ms_median:.2f} "
               f"({r.step_ms_p10:.2f}–{r.step_ms_p90:.2f}) | {cell(r.speedup_vs_host_mediated, '.2f')} | "
               f"{cell(r.gpu_busy_ms_per_step, '.2f')} | {cell(r.gpu_exec_fraction, '.3f')} | "
