@@ -1,4 +1,4 @@
-// Neighbour sampling for one hop (DESIGN §2), bit-identical to zerognn/sampling/reference.py.
+// Neighbour sampling for one hop (docs/design.md, Sampling semantics), bit-identical to zerognn/sampling/reference.py.
 // Output is ELL: frontier position p owns slots [p*fanout, p*fanout + counts[p]) of `nbr`; slots past
 // counts[p] are left untouched. Degrees <= fanout keep every neighbour in CSR order, larger ones take
 // Floyd's fanout distinct positions keyed by combine(hop_key, node id).

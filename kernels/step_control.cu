@@ -1,4 +1,4 @@
-// The ZeroGNN step's device-resident control (DESIGN §3): which batch a step trains on and its hop
+// The ZeroGNN step's device-resident control (docs/design.md, ZeroGNN): which batch a step trains on and its hop
 // keys, a snapshot of the training state, and afterwards whether the step commits or is rolled back
 // because a buffer of the envelope overflowed. The host reads none of this in steady state; it watches
 // a pinned host mirror that step_end writes through unified addressing.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on a lent GPU machine: H200 reference records (workflow/config/h200-reference.yaml, optionally
+# One call on a GPU machine: H200 reference records (workflow/config/h200-reference.yaml, optionally
 # narrowed to some datasets and models so that a call fits its time limit: every comparison group — one
 # dataset, model and batch size, all variants — is recorded in one call), then optionally the GPU
 # tests; results packed into $OUT/reference.tgz.

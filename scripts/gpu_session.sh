@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One call on a lent GPU machine (no network): install the carried wheels, run the GPU tests and the
+# One call on a GPU machine (no network): install the carried wheels, run the GPU tests and the
 # whole suite, then the default pipeline on the GPU; everything worth keeping lands in $OUT.
 #   device run:  ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_session.sh
-# carrying .whl (filled by ../shared/tools/device-wheelhouse -e .). The copy of the tree on that machine
-# has no usable git metadata, so the caller states the commit the records come from.
+# carrying .whl (a wheelhouse of the project's dependencies, for a machine without network). The copy
+# of the tree on that machine has no usable git metadata, so the caller states the commit the records
+# come from.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -1,4 +1,4 @@
-"""The execution envelope: per-hop buffer capacities for a fixed launch structure (DESIGN §3).
+"""The execution envelope: per-hop buffer capacities for a fixed launch structure (docs/design.md, Execution variants).
 
 A fixed-launch step (ZeroGNN) cannot size buffers from live metadata, so it provisions every hop's
 frontier for a capacity decided before capture:

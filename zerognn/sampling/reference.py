@@ -1,6 +1,6 @@
 """The reference L-hop neighbour sampler, in PyTorch ops (CPU or GPU).
 
-Semantics every variant must reproduce exactly (DESIGN §2):
+Semantics every variant must reproduce exactly (docs/design.md, Sampling semantics):
 
 * a frontier node v of degree d with fanout f keeps all d neighbours (in CSR order) if d <= f, else f
   distinct neighbour *positions* chosen by Floyd's algorithm: for i in 0..f-1, j = d - f + i,
