@@ -28,12 +28,18 @@ _KERNEL = re.compile(r'extern "C" __global__ void (\w+)\s*\(')
 
 
 def kernels_dir() -> Path:
-    """``$ZEROGNN_KERNELS_DIR``, else ``kernels/`` of the checkout this package lives in."""
-    path = Path(os.environ.get("ZEROGNN_KERNELS_DIR", Path(__file__).resolve().parents[2] / "kernels"))
-    if not path.is_dir():
+    """``$ZEROGNN_KERNELS_DIR``; else the sources installed with the package (``zerognn/kernels/``, from
+    a wheel); else ``kernels/`` of the checkout this package lives in (an editable install)."""
+    if env := os.environ.get("ZEROGNN_KERNELS_DIR"):
+        path = Path(env)
+    else:
+        package = Path(__file__).resolve().parents[1]
+        installed = package / "kernels"
+        path = installed if (installed / HEADER).is_file() else package.parent / "kernels"
+    if not (path / HEADER).is_file():
         raise ZeroGNNError(
-            f"CUDA sources not found at {path}; install zerognn from its checkout (pip install -e .) "
-            f"or set ZEROGNN_KERNELS_DIR to the repository's kernels/ directory."
+            f"CUDA sources not found at {path} (no {HEADER}); reinstall zerognn (pip install .) or set "
+            f"ZEROGNN_KERNELS_DIR to the repository's kernels/ directory."
         )
     return path
 

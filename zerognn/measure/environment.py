@@ -51,8 +51,9 @@ def collect_environment(device: torch.device | str) -> dict[str, Any]:
 def _git_state() -> tuple[str | None, bool | None]:
     """(commit, dirty) of the checkout, or what ZEROGNN_GIT_COMMIT / ZEROGNN_GIT_DIRTY say.
 
-    The variables are for copies of the tree without usable git metadata (a lent GPU machine gets the
-    working tree, not the repository): whoever copies the tree states the commit it came from.
+    The variables are for copies of the tree without usable git metadata (a GPU machine given a copy of
+    the tree gets the working tree, not the repository): whoever copies the tree states the commit it
+    came from.
     """
     if commit := os.environ.get("ZEROGNN_GIT_COMMIT"):
         dirty = os.environ.get("ZEROGNN_GIT_DIRTY")
