@@ -3,8 +3,8 @@ import json
 import pytest
 
 from tests.records.factory import make_record, write_records
-from zerognn.figures import FIGURES, render_all
 from zerognn.errors import ZeroGNNError
+from zerognn.figures import FIGURES, render_all
 from zerognn.figures.data import FigureData, Skip
 from zerognn.figures.style import KNOWN_VARIANTS, variant_styles
 from zerognn.records import summarize
@@ -81,6 +81,15 @@ def test_cpu_only_runs_draw_what_they_can_and_say_why_not(tmp_path, capsys):
     assert "peak_mem_bytes is empty" in skipped["memory"]
     assert "2 or more GPU counts" in skipped["scaling"]
     assert "variant_info.envelope" in skipped["envelope"]
+
+
+def test_pdfs_embed_truetype_fonts_not_type3(tmp_path):
+    runs, summary = _setup(tmp_path, _rich_records())
+    written = render_all(summary, runs, tmp_path / "fig", formats=("pdf",), only=["speedup", "loss"])
+    for pdf in written:
+        data = pdf.read_bytes()
+        assert b"/Subtype /Type3" not in data, pdf
+        assert b"/Subtype /TrueType" in data or b"/CIDFontType2" in data, pdf
 
 
 def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import textwrap
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import matplotlib
 import pandas as pd
@@ -38,6 +38,9 @@ RC = {
     "hatch.linewidth": 0.6,
     "lines.linewidth": 1.6,
     "lines.markersize": 7,
+    # TrueType (Type 42) fonts in PDF and PostScript: publishers' checks reject Type 3 bitmap fonts.
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
 }
 
 
