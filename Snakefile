@@ -13,6 +13,10 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# `snakemake --report report.html`: this description, the summary table and every figure.
+report: "workflow/report/workflow.rst"
+
+
 # A --configfile on the command line replaces the embedded default instead of being merged into it.
 if not workflow.overwrite_configfiles:
 

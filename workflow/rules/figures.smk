@@ -6,7 +6,9 @@ rule figure:
     input:
         f"{RESULTS}/summary.csv",
     output:
-        **{fmt: f"{FIGURES}/{{figure}}.{fmt}" for fmt in FIGURE_FORMATS},
+        # The PNG goes into `snakemake --report`; the PDF is the same figure for print.
+        **{fmt: report(f"{FIGURES}/{{figure}}.{fmt}", caption="../report/figure.rst", category="Figures")
+           if fmt == "png" else f"{FIGURES}/{{figure}}.{fmt}" for fmt in FIGURE_FORMATS},
     log:
         f"{LOGS}/figures/{{figure}}.log",
     params:

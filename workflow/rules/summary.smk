@@ -6,7 +6,7 @@ checkpoint summary:
     input:
         RUN_RECORDS,
     output:
-        f"{RESULTS}/summary.csv",
+        report(f"{RESULTS}/summary.csv", caption="../report/summary.rst", category="Results"),
     log:
         f"{LOGS}/summary.log",
     params:
