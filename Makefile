@@ -38,6 +38,7 @@ figures: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake figures $(SNAKEMAKE_ARGS)
 
 lint: $(STAMP)
+	$(BIN)/ruff check zerognn tests scripts setup.py
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
 
 dry-run-paper: $(STAMP)

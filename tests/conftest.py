@@ -23,7 +23,8 @@ def random_graph(num_nodes: int, num_edges: int, seed: int, skew: bool = False) 
     src = torch.randint(0, num_nodes, (num_edges,), generator=g)
     if skew:
         hubs = torch.randint(0, max(1, num_nodes // 50), (num_edges,), generator=g)
-        dst = torch.where(torch.rand(num_edges, generator=g) < 0.7, hubs, torch.randint(0, num_nodes, (num_edges,), generator=g))
+        dst = torch.where(torch.rand(num_edges, generator=g) < 0.7, hubs,
+                          torch.randint(0, num_nodes, (num_edges,), generator=g))
     else:
         dst = torch.randint(0, num_nodes, (num_edges,), generator=g)
     return CSRGraph.from_edges(torch.cat([src, dst]), torch.cat([dst, src]), num_nodes)

@@ -15,8 +15,9 @@ import os
 import shutil
 import socket
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .lifetime import process_alive
 

@@ -12,10 +12,11 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import NoReturn
 
-from .errors import ZeroGNNError
+from .errors import ZeroGNNError, missing_extra
 from .outputs import check_writable_dir, check_writable_file
 
 USAGE_ERROR = 2
@@ -94,8 +95,12 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
 
 def _cmd_figures(args: argparse.Namespace) -> None:
     from .atomic import write_text
-    from .figures import FIGURES, figure_files, render_all
-    from .figures.render import remove_figure
+
+    try:
+        from .figures import FIGURES, figure_files, render_all
+        from .figures.render import remove_figure
+    except ImportError as exc:
+        raise missing_extra("figures", "drawing figures", exc) from exc
 
     check_writable_dir(args.out, "figures directory --out")
     if args.manifest:
@@ -128,7 +133,7 @@ def _cmd_build(args: argparse.Namespace) -> None:
     if arch == "auto":
         import torch
 
-        arch = "sm_%d%d" % torch.cuda.get_device_capability() if torch.cuda.is_available() else "sm_90"
+        arch = "sm_{}{}".format(*torch.cuda.get_device_capability()) if torch.cuda.is_available() else "sm_90"
     sizes = build_all(arch)
     for name, size in sizes.items():
         print(f"{name:<22} {arch}  {size:>8} bytes")
@@ -141,8 +146,8 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
 
     from .bench.ops import bench_ops, copy_ceiling_gbps, format_table
     from .bench.padding import bench_gemm_padding, format_padding
-    from .envelope import calibrate
     from .datasets import load_dataset
+    from .envelope import calibrate
     from .train.spec import parse_fanouts
 
     fanouts = parse_fanouts(args.fanouts)
@@ -191,12 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
     ds = sub.add_parser("dataset", help="make or inspect datasets").add_subparsers(
         dest="dataset_command", required=True, parser_class=_Parser)
     make = ds.add_parser("make", help="generate a synthetic stand-in or convert an OGB dataset")
-    make.add_argument("name", help="tiny, arxiv-like, products-like, papers100M-like, ogbn-arxiv, ogbn-products, ogbn-papers100M")
-    make.add_argument("--out", required=True, help="dataset directory to write: new, empty, or (with --force) a dataset")
-    make.add_argument("--force", action="store_true", help="replace the dataset --out already holds (never other files)")
-    make.add_argument("--scale", type=POSITIVE_NUMBER, default=1.0, help="size multiplier for synthetic graphs (default 1.0)")
+    make.add_argument("name", help="tiny, arxiv-like, products-like, papers100M-like, ogbn-arxiv, ogbn-products, "
+                                   "ogbn-papers100M")
+    make.add_argument("--out", required=True,
+                      help="dataset directory to write: new, empty, or (with --force) a dataset")
+    make.add_argument("--force", action="store_true",
+                      help="replace the dataset --out already holds (never other files)")
+    make.add_argument("--scale", type=POSITIVE_NUMBER, default=1.0,
+                      help="size multiplier for synthetic graphs (default 1.0)")
     make.add_argument("--seed", type=NON_NEGATIVE_INT, default=0)
-    make.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where to generate (default: the GPU if present)")
+    make.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                      help="where to generate (default: the GPU if present)")
     make.add_argument("--ogb-root", default="data/ogb", help="where ogb keeps (or downloads) its raw files")
     make.set_defaults(func=_cmd_dataset_make)
     info = ds.add_parser("info", help="print a dataset directory's metadata")
@@ -218,11 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--warmup-steps", type=NON_NEGATIVE_INT, default=5)
     r.add_argument("--measure-steps", type=POSITIVE_INT, default=20)
     r.add_argument("--profile-steps", type=NON_NEGATIVE_INT, default=5)
-    r.add_argument("--eval-nodes", type=NON_NEGATIVE_INT, default=2048, help="val/test nodes used for accuracy (0 skips it)")
+    r.add_argument("--eval-nodes", type=NON_NEGATIVE_INT, default=2048,
+                   help="val/test nodes used for accuracy (0 skips it)")
     r.add_argument("--gpus", type=POSITIVE_INT, default=1)
     r.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    r.add_argument("--variant-module", action="append", default=[], help="out-of-package variant: a .py file or module (repeatable)")
-    r.add_argument("--threads", type=POSITIVE_INT, default=None, help="CPU threads for PyTorch (default: PyTorch's choice)")
+    r.add_argument("--variant-module", action="append", default=[],
+                   help="out-of-package variant: a .py file or module (repeatable)")
+    r.add_argument("--threads", type=POSITIVE_INT, default=None,
+                   help="CPU threads for PyTorch (default: PyTorch's choice)")
     r.add_argument("--trace", default=None, help="also keep the profiler trace here (.json.gz)")
     r.add_argument("--out", required=True, help="run record path (JSON, written atomically)")
     r.set_defaults(func=_cmd_run)

@@ -40,7 +40,8 @@ def init_world(expected_size: int, device_type: str) -> World:
     if size != expected_size:
         raise ZeroGNNError(
             f"gpus={expected_size} needs {expected_size} processes but this one sees WORLD_SIZE={size}; start it with "
-            f"`torchrun --standalone --nproc-per-node {expected_size} -m zerognn run ...` (the pipeline's run rule does)"
+            f"`torchrun --standalone --nproc-per-node {expected_size} -m zerognn run ...` "
+            f"(the pipeline's run rule does)"
         )
     world = World(int(os.environ["RANK"]), size, int(os.environ.get("LOCAL_RANK", "0")))
     if device_type == "cuda":

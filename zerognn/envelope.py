@@ -47,7 +47,7 @@ class Envelope:
                 f"kernels' int32 slot indices; use a smaller batch size or fanout"
             )
 
-    def grown(self, hop: int, needed: int, factor: float = 1.25, limit: tuple[int, ...] | None = None) -> "Envelope":
+    def grown(self, hop: int, needed: int, factor: float = 1.25, limit: tuple[int, ...] | None = None) -> Envelope:
         """The envelope after hop ``hop`` overflowed needing ``needed`` nodes: that hop and later ones grow.
 
         ``limit`` (the worst-case capacities) caps the growth: no frontier can exceed it.

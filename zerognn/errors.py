@@ -14,3 +14,9 @@ def one_line(exc: BaseException, with_type: bool = False) -> str:
     if not with_type:
         return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def missing_extra(extra: str, what: str, exc: ImportError) -> ZeroGNNError:
+    """The error for a feature whose optional dependencies (``pip install 'zerognn[<extra>]'``) are absent."""
+    return ZeroGNNError(f"{what} needs the '{extra}' extra, which is not installed ({one_line(exc)}); "
+                        f"pip install 'zerognn[{extra}]'")

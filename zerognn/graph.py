@@ -58,7 +58,7 @@ class CSRGraph:
     def degrees(self) -> torch.Tensor:
         return self.rowptr[1:] - self.rowptr[:-1]
 
-    def to(self, device: torch.device | str) -> "CSRGraph":
+    def to(self, device: torch.device | str) -> CSRGraph:
         return CSRGraph(self.rowptr.to(device), self.col.to(device))
 
     def check(self) -> None:
@@ -77,14 +77,15 @@ class CSRGraph:
             )
 
     @staticmethod
-    def from_edges(src: torch.Tensor, dst: torch.Tensor, num_nodes: int, dedupe: bool = True) -> "CSRGraph":
+    def from_edges(src: torch.Tensor, dst: torch.Tensor, num_nodes: int, dedupe: bool = True) -> CSRGraph:
         """Build CSR from an edge list held in memory (small graphs, loaders, tests).
 
         With ``dedupe`` repeated edges and self loops are dropped. Rows are sorted by neighbour id.
         """
         src = src.to(torch.int64)
         dst = dst.to(torch.int64)
-        if src.numel() and (int(src.min()) < 0 or int(dst.min()) < 0 or int(src.max()) >= num_nodes or int(dst.max()) >= num_nodes):
+        if src.numel() and (int(src.min()) < 0 or int(dst.min()) < 0 or int(src.max()) >= num_nodes
+                            or int(dst.max()) >= num_nodes):
             raise ZeroGNNError(f"edge list holds node ids outside [0, {num_nodes})")
         key = src * num_nodes + dst
         if dedupe:

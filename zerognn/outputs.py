@@ -13,8 +13,8 @@ import contextlib
 import errno
 import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .errors import ZeroGNNError
 
@@ -29,7 +29,8 @@ def _existing_ancestor(path: Path) -> Path:
 def _check_parent(path: Path, what: str) -> None:
     ancestor = _existing_ancestor(path.absolute())
     if not ancestor.is_dir():
-        raise ZeroGNNError(f"{what} {path} cannot be created: {ancestor} is a file, not a directory; choose another path")
+        raise ZeroGNNError(f"{what} {path} cannot be created: {ancestor} is a file, not a directory; "
+                           f"choose another path")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise ZeroGNNError(f"{what} {path} cannot be created: no write permission in {ancestor}; choose another path")
 

@@ -7,8 +7,8 @@ from zerognn.errors import ZeroGNNError
 
 EXPECTED_KERNELS = {
     "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes", "relabel_neighbors",
-    "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward", "gcn_aggregate_forward", "gcn_aggregate_backward",
-    "gat_attention_forward", "gat_attention_backward", "step_begin", "step_end",
+    "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward", "gcn_aggregate_forward",
+    "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward", "step_begin", "step_end",
 }
 LAUNCHED_FROM_THE_DEVICE = {k for k in EXPECTED_KERNELS if not k.startswith("step_")}
 
@@ -33,7 +33,8 @@ def test_every_operator_compiles(arch, tmp_path, monkeypatch):
 
 def test_compile_errors_name_the_file_and_line(tmp_path, monkeypatch):
     (tmp_path / "zerognn_common.cuh").write_text("#pragma once\n")
-    (tmp_path / "broken.cu").write_text('#include "zerognn_common.cuh"\n\nextern "C" __global__ void broken() { int x = ; }\n')
+    (tmp_path / "broken.cu").write_text('#include "zerognn_common.cuh"\n\n'
+                                        'extern "C" __global__ void broken() { int x = ; }\n')
     monkeypatch.setenv("ZEROGNN_KERNELS_DIR", str(tmp_path))
     monkeypatch.setenv("ZEROGNN_CACHE_DIR", str(tmp_path / "cache"))
     operators.cache_clear()

@@ -227,7 +227,8 @@ def test_dropped_neighbours_are_skipped_not_dereferenced():
     dropped = EllBlock(block.num_dst, block.num_src, block.fanout, local, block.counts, block.n_dst, block.overflow)
     x = torch.randn(block.num_src, 8, device=DEV)
     out = CUDA_OPS.sage(x, dropped)[:, :8]
-    keep = local.view(block.num_dst, -1)[torch.arange(block.fanout, device=DEV).unsqueeze(0) < block.counts.unsqueeze(1)] >= 0
+    keep = local.view(block.num_dst, -1)[
+        torch.arange(block.fanout, device=DEV).unsqueeze(0) < block.counts.unsqueeze(1)] >= 0
     partial = Hop(hop.num_dst, hop.num_src, hop.edge_src[keep], hop.edge_dst[keep])
     total, _ = TORCH_OPS._sum_and_count(x, partial)
     expected = total / block.counts.clamp(min=1).unsqueeze(1).float()

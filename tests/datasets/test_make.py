@@ -18,8 +18,8 @@ import torch
 
 from zerognn.atomic import OWNER_MARKER
 from zerognn.datasets import SYNTHETIC, build, load_dataset, make_dataset, ogb_loader, synthetic
-from zerognn.datasets.specs import FIXED_BYTES, SyntheticSpec, scaled
 from zerognn.datasets.build import create_npy
+from zerognn.datasets.specs import FIXED_BYTES, SyntheticSpec, scaled
 from zerognn.datasets.store import DATASET_FILES
 from zerognn.errors import ZeroGNNError
 
@@ -306,7 +306,7 @@ def test_numpy_scalars_are_accepted_and_stored_as_json_numbers(tmp_path):
 
 
 def test_the_smallest_scales_give_valid_graphs_with_every_split():
-    for name, spec in SYNTHETIC.items():
+    for spec in SYNTHETIC.values():
         small = scaled(spec, 5e-324)
         assert small.num_nodes >= 64 and min(small.split_sizes()) >= 1
         assert sum(small.split_sizes()) <= small.num_nodes and math.isfinite(small.disk_bytes())

@@ -79,7 +79,9 @@ def _symmetrised(n: int, draws: int, seed: int, relabel=None) -> CSRGraph:
 def test_chunked_build_equals_in_memory_build(tmp_path, max_raw_entries):
     n, draws = 3_001, 20_000
     _, relabel = rmat.node_permutation(n, 2, "cpu")
-    chunks = lambda: rmat.rmat_edge_chunks(n, draws, 2, "cpu", 1_234, communities=5, intra_prob=0.5, relabel=relabel)
+    def chunks():
+        return rmat.rmat_edge_chunks(n, draws, 2, "cpu", 1_234, communities=5, intra_prob=0.5, relabel=relabel)
+
     expected = _symmetrised(n, draws, 2, relabel)
     built = rmat.build_csr(n, chunks, "cpu", max_raw_entries=max_raw_entries)
     assert torch.equal(built.rowptr, expected.rowptr) and torch.equal(built.col.long(), expected.col.long())
@@ -121,7 +123,9 @@ def test_arxiv_like_graph_is_a_simple_symmetric_skewed_csr():
 
 
 def test_build_csr_rejects_ids_out_of_range():
-    chunks = lambda: iter([(torch.tensor([0, 1]), torch.tensor([1, 5]))])
+    def chunks():
+        return iter([(torch.tensor([0, 1]), torch.tensor([1, 5]))])
+
     with pytest.raises(ZeroGNNError, match="outside"):
         rmat.build_csr(4, chunks, "cpu")
 

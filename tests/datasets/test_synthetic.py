@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from zerognn.datasets import KNOWN_DATASETS, SYNTHETIC, load_dataset, make_dataset
-from zerognn.datasets import synthetic
+from zerognn.datasets import KNOWN_DATASETS, SYNTHETIC, load_dataset, make_dataset, synthetic
 from zerognn.datasets.specs import scaled
-from zerognn.datasets.synthetic import make_synthetic
 from zerognn.datasets.store import FORMAT_VERSION
+from zerognn.datasets.synthetic import make_synthetic
 from zerognn.errors import ZeroGNNError
 
 

@@ -4,8 +4,7 @@ from datetime import datetime
 import pytest
 import torch
 
-from zerognn.measure import collect_environment
-from zerognn.measure import environment
+from zerognn.measure import collect_environment, environment
 
 
 def test_environment_on_cpu():

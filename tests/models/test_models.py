@@ -92,7 +92,8 @@ def test_models_run_on_sampled_blocks_and_learn(name):
     dst = (src + 3 * torch.randint(1, 100, (3000,), generator=gen)) % 300
     g = CSRGraph.from_edges(torch.cat([src, dst]), torch.cat([dst, src]), 300)
     labels = torch.arange(300) % 3
-    features = F.one_hot(labels, 3).double() + 0.3 * torch.randn(300, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    features = F.one_hot(labels, 3).double() + 0.3 * torch.randn(
+        300, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     model = build_model(name, 3, 16, 3, 2, seed=0).double()
     opt = torch.optim.Adam(model.parameters(), lr=0.02)
     losses = []

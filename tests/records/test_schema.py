@@ -4,7 +4,6 @@ import json
 import pytest
 
 from zerognn.errors import ZeroGNNError
-from zerognn.records.schema import FIELDS_NEW_IN_V3
 from zerognn.records import (
     SCHEMA_VERSION,
     iter_records,
@@ -15,6 +14,7 @@ from zerognn.records import (
     validate_record,
     write_record,
 )
+from zerognn.records.schema import FIELDS_NEW_IN_V3
 
 from .factory import doc_example, make_record
 

@@ -42,7 +42,8 @@ def test_gloo_ranks_equal_one_process_with_the_global_batch(tiny_dataset_dir, tm
 
 def test_gpus_above_one_need_torchrun(tiny_dataset_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    spec = RunSpec(dataset="tiny", model="sage", variant="torch-eager", batch_size=64, fanouts=[5], gpus=2, device="cpu")
+    spec = RunSpec(dataset="tiny", model="sage", variant="torch-eager", batch_size=64, fanouts=[5], gpus=2,
+                   device="cpu")
     with pytest.raises(ZeroGNNError, match="torchrun --standalone --nproc-per-node 2"):
         run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
 

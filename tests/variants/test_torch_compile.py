@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from zerognn.datasets import load_dataset
+from zerognn.measure.captures import counting_cuda_graph_captures
 from zerognn.models import build_model
 from zerognn.variants import VariantContext, get_variant
-from zerognn.measure.captures import counting_cuda_graph_captures
 
 from .runner import run_steps
 

@@ -84,7 +84,8 @@ def test_forced_overflow_is_rolled_back_regrown_and_trains_like_host_mediated(ds
     info = v.info()
     assert info["overflow_count"] >= 1 and info["recoveries"], info
     assert info["committed_steps"] == 30 and len(info["captures"]) == 1 + len(info["recoveries"])
-    assert isinstance(v.envelope, Envelope) and v.envelope.frontier_capacity != tuple(info["captures"][0]["frontier_capacity"])
+    assert (isinstance(v.envelope, Envelope)
+            and v.envelope.frontier_capacity != tuple(info["captures"][0]["frontier_capacity"]))
     rel = ((zero - mediated).abs() / mediated.abs()).max()
     assert rel < 1e-4, (rel, mediated[:5], zero[:5])
     # A suppressed update missing or applied twice would move most parameters by ~lr (3e-3).

@@ -6,8 +6,8 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -82,10 +82,13 @@ class _Job:
 
 def dry_run_jobs(output: str) -> list[dict]:
     """Each job of a dry run's listing: its rule, wildcards and resources."""
+
+    def parse(text):
+        return dict(item.split("=", 1) for item in text.split(", ")) if text else {}
+
     jobs = []
     for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) \w+:)", output)[1:]:
         fields = dict(re.findall(r"^    (\w+): (.*)$", block, flags=re.M))
-        parse = lambda text: dict(item.split("=", 1) for item in text.split(", ")) if text else {}
         jobs.append({"rule": block.split(":", 1)[0].split()[-1], "wildcards": parse(fields.get("wildcards", "")),
                      "resources": parse(fields.get("resources", ""))})
     return jobs
@@ -139,7 +142,8 @@ class ToyBaseline(Variant):
         with phase("sample"):
             sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
         with phase("forward"):
-            loss = F.cross_entropy(ctx.model(ds.features[sub.frontiers[-1]], sub.hops[::-1], TORCH_OPS), ds.labels[seeds])
+            loss = F.cross_entropy(ctx.model(ds.features[sub.frontiers[-1]], sub.hops[::-1], TORCH_OPS),
+                                   ds.labels[seeds])
         self.backward_and_update(loss, global_step)
 """
 
@@ -257,6 +261,15 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     assert result.returncode == 0, result.stdout + result.stderr
     assert (cwd / "figures" / "batch_sweep.png").is_file()
     assert [p.stat().st_mtime_ns for p in records] == stamps
+
+    # `snakemake --report` writes one page with the summary and every figure drawn (after a run, so
+    # that Snakemake knows the figures the summary checkpoint asked for)
+    result = snakemake(cwd, "--cores", "1", "--report", "report.html", "--report-after-run", "--configfile",
+                       "small.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    page = (cwd / "report.html").read_text()
+    for name in ("summary.csv", "batch_sweep.png", "loss.png", "breakdown.png"):
+        assert name in page, name
 
 
 def test_multi_node_runs_are_started_by_srun_and_torchrun(tmp_path):

@@ -9,8 +9,8 @@ kernel that re-reads (gathers from a shared row, hashes into a table) shows belo
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -121,7 +121,8 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
 def format_table(results: list[OpTiming], ceiling_gbps: float) -> str:
     lines = [f"{'operator':<44} {'time us':>9} {'floor MB':>9} {'GB/s':>8} {'of copy':>8}"]
     for r in results:
-        lines.append(f"{r.name:<44} {r.us:>9.1f} {r.floor_bytes / 1e6:>9.2f} {r.gbps:>8.0f} {r.gbps / ceiling_gbps:>8.1%}")
+        lines.append(f"{r.name:<44} {r.us:>9.1f} {r.floor_bytes / 1e6:>9.2f} {r.gbps:>8.0f} "
+                     f"{r.gbps / ceiling_gbps:>8.1%}")
     return "\n".join(lines)
 
 

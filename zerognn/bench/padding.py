@@ -61,7 +61,8 @@ def bench_gemm_padding(ds: Dataset, envelope: Envelope, hidden: int, num_classes
 
 
 def format_padding(rows: list[PaddingTiming]) -> str:
-    lines = [f"{'layer':>5} {'in':>5} {'live rows':>10} {'padded rows':>12} {'exact us':>9} {'padded us':>10} {'cost us':>8}"]
+    lines = [f"{'layer':>5} {'in':>5} {'live rows':>10} {'padded rows':>12} {'exact us':>9} "
+             f"{'padded us':>10} {'cost us':>8}"]
     for r in rows:
         lines.append(f"{r.layer:>5} {r.in_dim:>5} {r.live_rows:>10,} {r.padded_rows:>12,} {r.exact_us:>9.1f} "
                      f"{r.padded_us:>10.1f} {r.padded_us - r.exact_us:>8.1f}")

@@ -13,18 +13,23 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
-from ..errors import ZeroGNNError
+from ..errors import ZeroGNNError, missing_extra
 
 log = logging.getLogger(__name__)
 
 HEADER = "zerognn_common.cuh"
 DEVICE_LAUNCH_MARKER = "// zerognn: device-launch"
 _INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.M)
-_KERNEL = re.compile(r'extern "C" __global__ void (\w+)\s*\(')
+_KERNEL = re.compile(r'extern "C" __global__ void (\w+)\s*\(([^)]*)\)', re.S)
+# C types a kernel parameter may have (the typedefs of zerognn_common.cuh included).
+PARAM_TYPES = ("float", "int", "unsigned", "i64", "u64")
+# What launching a kernel without cuda-core says (zerognn.cuda.launch).
+CUDA_EXTRA_MISSING = ("running the CUDA operators needs the 'cuda' extra (cuda-core is not installed); "
+                      "pip install 'zerognn[cuda]'")
 
 
 def kernels_dir() -> Path:
@@ -57,6 +62,31 @@ class Operator:
     kernels: tuple[str, ...]
     source: str
     device_launch: bool = False  # launches kernels from the device: relocatable code, linked with cudadevrt
+    # each kernel's parameters as declared in the .cu file: the one source of what a launch must pass
+    signatures: dict[str, tuple[Param, ...]] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter: its name, C base type (``PARAM_TYPES``) and whether it is a pointer."""
+
+    name: str
+    ctype: str
+    pointer: bool
+
+
+def parse_params(kernel: str, declared: str, path: Path) -> tuple[Param, ...]:
+    """The parameters of ``kernel`` from its declaration's parameter list."""
+    params = []
+    for text in filter(None, (" ".join(p.split()) for p in declared.split(","))):
+        words = [w for w in text.replace("*", " * ").split() if w not in ("const", "volatile", "__restrict__")]
+        pointer = "*" in words
+        words = [w for w in words if w != "*"]
+        if len(words) != 2 or words[0] not in PARAM_TYPES:
+            raise ZeroGNNError(f"{path.name}: kernel {kernel} declares parameter {text!r}; kernel parameters must be "
+                               f"one of {', '.join(PARAM_TYPES)} (or a pointer to one) and a name")
+        params.append(Param(words[1], words[0], pointer))
+    return tuple(params)
 
 
 def _inline_includes(path: Path, text: str, directory: Path, seen: set[str] | None = None) -> str:
@@ -77,18 +107,19 @@ def _inline_includes(path: Path, text: str, directory: Path, seen: set[str] | No
     return _INCLUDE.sub(substitute, text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def operators() -> dict[str, Operator]:
     """Every operator in ``kernels/``, by file stem."""
     directory = kernels_dir()
     found = {}
     for path in sorted(directory.glob("*.cu")):
         text = path.read_text()
-        kernels = tuple(_KERNEL.findall(text))
-        if not kernels:
+        declared = _KERNEL.findall(text)
+        if not declared:
             raise ZeroGNNError(f'{path} defines no extern "C" __global__ kernel')
-        found[path.stem] = Operator(path.stem, path, kernels, _inline_includes(path, text, directory),
-                                    DEVICE_LAUNCH_MARKER in text)
+        signatures = {name: parse_params(name, params, path) for name, params in declared}
+        found[path.stem] = Operator(path.stem, path, tuple(signatures), _inline_includes(path, text, directory),
+                                    DEVICE_LAUNCH_MARKER in text, signatures)
     return found
 
 
@@ -113,7 +144,8 @@ def _program_cache():
         raise ZeroGNNError(f"kernel cache directory {path} cannot be made ({exc.strerror}); set ZEROGNN_CACHE_DIR "
                            f"to a writable directory") from exc
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ZeroGNNError(f"kernel cache directory {path} is not writable; set ZEROGNN_CACHE_DIR to a writable directory")
+        raise ZeroGNNError(f"kernel cache directory {path} is not writable; set ZEROGNN_CACHE_DIR "
+                           f"to a writable directory")
     return FileStreamProgramCache(path)
 
 
@@ -124,7 +156,7 @@ def compile_operator(op: Operator, arch: str):
     try:
         from cuda.core import Program, ProgramOptions
     except ImportError as exc:
-        raise ZeroGNNError("cuda-core is not installed; `pip install cuda-core cuda-bindings nvidia-cuda-nvrtc`") from exc
+        raise missing_extra("cuda", "compiling the CUDA operators", exc) from exc
     options = ProgramOptions(name=op.path.name, arch=arch, std="c++17", relocatable_device_code=op.device_launch)
     cache = _program_cache()
     try:

@@ -3,21 +3,28 @@
 The stream is wrapped at every launch, because CUDA-graph capture switches PyTorch's current stream.
 Kernel arguments: tensors are passed as device pointers; every scalar must already be a numpy scalar
 of the exact C width (np.int32, np.int64, np.float32), since cuda-core maps Python ints to pointers.
+Each launch is checked against the kernel's declaration in its .cu file (``Operator.signatures``, the
+one source of a kernel's signature): a wrong number of arguments, a tensor of the wrong dtype or off
+the GPU, or a scalar of the wrong width is a clear error naming the kernel and the parameter.
 """
 
 from __future__ import annotations
 
 import contextlib
-from functools import lru_cache
-from typing import Iterator
+from collections.abc import Iterator
+from functools import cache
 
 import numpy as np
 import torch
-from cuda.core import Device, LaunchConfig, Stream
-from cuda.core import launch as cuda_launch
+
+try:
+    from cuda.core import Device, LaunchConfig, Stream
+    from cuda.core import launch as cuda_launch
+except ImportError:  # an install without the `cuda` extra: the package imports, kernels cannot run
+    Device = LaunchConfig = Stream = cuda_launch = None
 
 from ..errors import ZeroGNNError
-from .build import compile_operator, kernel_operator, operators
+from .build import CUDA_EXTRA_MISSING, Param, compile_operator, kernel_operator, operators
 
 THREADS = 256
 _device_launch = False  # process-wide, so that autograd's worker threads (backward kernels) follow it too
@@ -28,18 +35,20 @@ def device_arch(device: int | None = None) -> str:
     return f"sm_{major}{minor}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _module(operator: str, device: int):
+    if Device is None:
+        raise ZeroGNNError(CUDA_EXTRA_MISSING)
     Device(device).set_current()
     return compile_operator(operators()[operator], device_arch(device))
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernel(name: str, device: int):
     return _module(kernel_operator(name).name, device).get_kernel(name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _max_blocks(device: int) -> int:
     return 32 * torch.cuda.get_device_properties(device).multi_processor_count
 
@@ -56,14 +65,50 @@ def vector_width(width: int) -> int:
     return width // 4 if width % 4 == 0 else width
 
 
-def _arg(value):
-    if isinstance(value, torch.Tensor):
-        if not value.is_cuda:
-            raise ZeroGNNError(f"kernel argument of shape {tuple(value.shape)} is on {value.device}, not a CUDA device")
+# What a kernel parameter of each C type takes: a tensor of this dtype behind a pointer, a numpy scalar
+# of this type by value. Unsigned words travel in signed tensors of the same width.
+_TENSOR_DTYPES = {"float": torch.float32, "int": torch.int32, "unsigned": torch.int32, "i64": torch.int64,
+                  "u64": torch.int64}
+_SCALAR_TYPES = {"float": np.float32, "int": np.int32, "unsigned": np.uint32, "i64": np.int64, "u64": np.uint64}
+
+
+@cache
+def signature(name: str) -> tuple[Param, ...]:
+    """Kernel ``name``'s parameters, as its .cu file declares them."""
+    return kernel_operator(name).signatures[name]
+
+
+def kernel_arguments(name: str, args: tuple, on_device: bool = True) -> list:
+    """``args`` as cuda-core passes them to kernel ``name``, checked against its declaration: the number
+    of arguments, each tensor's dtype (and, ``on_device``, that it is on the GPU or in pinned host
+    memory) and each scalar's numpy type. A mismatch is a clear error naming the kernel and parameter."""
+    params = signature(name)
+    if len(args) != len(params):
+        raise ZeroGNNError(f"kernel {name} takes {len(params)} arguments ({', '.join(p.name for p in params)}), "
+                           f"got {len(args)}")
+    return [_arg(name, p, a, on_device) for p, a in zip(params, args)]
+
+
+def _arg(kernel: str, param: Param, value, on_device: bool):
+    if param.pointer:
+        dtype = _TENSOR_DTYPES[param.ctype]
+        if not isinstance(value, torch.Tensor) or value.dtype != dtype:
+            raise ZeroGNNError(f"kernel {kernel}: parameter {param.name} ({param.ctype}*) needs a tensor of {dtype}, "
+                               f"got {_describe(value)}")
+        if on_device and not (value.is_cuda or value.is_pinned()):
+            raise ZeroGNNError(f"kernel {kernel}: parameter {param.name} needs a CUDA (or pinned host) tensor, "
+                               f"got {_describe(value)}")
         return value.data_ptr()
-    if isinstance(value, (np.integer, np.floating)):
-        return value
-    raise ZeroGNNError(f"kernel scalar {value!r} must be a numpy scalar of the C type (np.int32, np.int64, np.float32)")
+    if type(value) is not _SCALAR_TYPES[param.ctype]:
+        raise ZeroGNNError(f"kernel {kernel}: parameter {param.name} ({param.ctype}) needs a "
+                           f"np.{_SCALAR_TYPES[param.ctype].__name__} scalar, got {_describe(value)}")
+    return value
+
+
+def _describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor on {value.device}"
+    return f"{type(value).__name__} {value!r}"
 
 
 @contextlib.contextmanager
@@ -89,6 +134,7 @@ def launch(name: str, grid: int, *args, threads: int = THREADS) -> None:
     """Launch kernel ``name`` with ``grid`` blocks of ``threads`` on the current stream."""
     if _device_launch:
         name, grid, args, threads = f"dl_{name}", 1, (*args, np.int32(threads)), 1
+    arguments = kernel_arguments(name, args)
     device = torch.cuda.current_device()
     stream = Stream.from_handle(torch.cuda.current_stream().cuda_stream)
-    cuda_launch(stream, LaunchConfig(grid=int(grid), block=threads), kernel(name, device), *map(_arg, args))
+    cuda_launch(stream, LaunchConfig(grid=int(grid), block=threads), kernel(name, device), *arguments)

@@ -45,7 +45,7 @@ class NewNodeBits:
     blocks_done: torch.Tensor    # int32 [1]: rank_new_nodes' arrival counter, zero between hops
 
     @classmethod
-    def for_graph(cls, num_nodes: int, device) -> "NewNodeBits":
+    def for_graph(cls, num_nodes: int, device) -> NewNodeBits:
         words = -(-int(num_nodes) // 32)
         blocks = max(1, -(-words // RANK_WORDS))
         return cls(torch.zeros(words, dtype=torch.int32, device=device),

@@ -12,8 +12,9 @@ from __future__ import annotations
 import gc
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any
 
 import torch
 

@@ -79,4 +79,4 @@ class StepControl:
         launch("step_end", grid_for(params.numel()), self.state, self.overflow, np.int32(self.num_records),
                self.need_max, params, snapshot, np.int64(params.numel()), loss, loss_log, np.int64(loss_log.numel()),
                self.live, np.int32(self.num_hops + 1), self.live_max, self.live_sum, np.int32(force_rollback),
-               np.int64(self.mirror.data_ptr()))
+               self.mirror)  # pinned host memory, written by the kernel through unified addressing

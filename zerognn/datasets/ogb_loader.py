@@ -17,16 +17,17 @@ import contextlib
 import math
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 
-from ..errors import ZeroGNNError
+from ..errors import ZeroGNNError, missing_extra
+from .build import DISK_FULL, build_into, check_free_space, check_out_dir
 from .rmat import build_csr
 from .specs import OGB_NAMES, dataset_bytes
-from .build import DISK_FULL, build_into, check_free_space, check_out_dir
 from .store import Dataset, load_dataset, write_meta
 
 EDGE_CHUNK = 1 << 24
@@ -45,8 +46,11 @@ def load_ogb(
         raise ZeroGNNError(f"unknown OGB dataset {name!r}; choose one of {', '.join(OGB_NAMES)}.")
     out_dir = Path(out_dir)
     check_out_dir(out_dir, force)
-    import ogb
-    from ogb.nodeproppred import dataset as ogb_module
+    try:
+        import ogb
+        from ogb.nodeproppred import dataset as ogb_module
+    except ImportError as exc:
+        raise missing_extra("ogb", f"building {name}", exc) from exc
 
     root = Path(root)
     data, split = _read_with_ogb(ogb_module, name, root)

@@ -26,8 +26,8 @@ import io
 import logging
 import math
 import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import torch

@@ -58,7 +58,7 @@ class Dataset:
     def num_features(self) -> int:
         return int(self.features.shape[1])
 
-    def to(self, device: torch.device | str) -> "Dataset":
+    def to(self, device: torch.device | str) -> Dataset:
         return Dataset(
             self.name, self.graph.to(device), self.features.to(device), self.labels.to(device),
             self.train_idx.to(device), self.val_idx.to(device), self.test_idx.to(device),
@@ -101,7 +101,8 @@ def save_dataset(ds: Dataset, directory: Path, extra_meta: dict[str, Any] | None
     write_meta(directory, ds, extra_meta)
 
 
-def write_meta(directory: Path, ds_or_sizes: Dataset | dict[str, Any], extra_meta: dict[str, Any] | None = None) -> None:
+def write_meta(directory: Path, ds_or_sizes: Dataset | dict[str, Any],
+               extra_meta: dict[str, Any] | None = None) -> None:
     """Write meta.json last: its presence marks the arrays as complete."""
     if isinstance(ds_or_sizes, Dataset):
         ds = ds_or_sizes

@@ -24,8 +24,8 @@ from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from ..rng import combine, draw, key_int
 from . import rmat
-from .specs import SYNTHETIC, SyntheticSpec, check_seed, scaled
 from .build import build_into, check_free_space, check_out_dir, create_npy
+from .specs import SYNTHETIC, SyntheticSpec, check_seed, scaled
 from .store import Dataset, load_dataset, write_meta
 
 GENERATOR_VERSION = 1

@@ -6,7 +6,8 @@ raised as ``Invalid``; the store and the builder add where the dataset is and ho
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -7,8 +7,9 @@ reason when the data cannot support it (so no figure is ever drawn empty).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import pandas as pd
 
@@ -37,7 +38,7 @@ class FigureData:
         self.styles = variant_styles(variants)
 
     @classmethod
-    def load(cls, summary_csv: str | os.PathLike, runs_dir: str | os.PathLike | None) -> "FigureData":
+    def load(cls, summary_csv: str | os.PathLike, runs_dir: str | os.PathLike | None) -> FigureData:
         """The summary and the records of ``runs_dir``, which it must match row for record (else
         ZeroGNNError: rebuild the summary). Without ``runs_dir`` (only a summary at hand) the figures
         drawn from records are skipped."""

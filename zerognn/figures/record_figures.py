@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from .data import (
-    COMPARISON_KEYS, FigureData, Skip, envelope_frame, loss_frame, panels, phase_frame, phase_names,
+    COMPARISON_KEYS,
+    FigureData,
+    Skip,
+    envelope_frame,
+    loss_frame,
+    panels,
+    phase_frame,
+    phase_names,
 )
 from .draw import EDGE, bar_handles, bars, legend, line_handles, lines, log_y, new_figure
 from .style import variant_order

@@ -7,8 +7,8 @@ output directory that is renamed into place, so a killed render never leaves a h
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from matplotlib.figure import Figure
 

@@ -8,8 +8,8 @@ in alphabetical order, so it is drawn and stays distinguishable.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import seaborn as sns
 

@@ -42,7 +42,8 @@ def gpu_exec_fraction(data: FigureData) -> Figure:
     df = df.assign(gpu_busy_pct=100.0 * df["gpu_exec_fraction"])
     groups = list(panels(df, BAR_PANEL_KEYS))
     fig, axes = new_figure("GPU execution fraction", len(groups),
-                           subtitle="GPU busy time per step (kernels, copies, memsets; profiled) / median unprofiled step time")
+                           subtitle="GPU busy time per step (kernels, copies, memsets; profiled) "
+                                    "/ median unprofiled step time")
     for (title, sub), (ax,) in zip(groups, axes):
         bars(ax, sub, "batch_size", "gpu_busy_pct", data.styles)
         ax.set(title=title, xlabel=BATCH_LABEL, ylabel="GPU busy (% of the step)", ylim=(0, 105))

@@ -8,8 +8,9 @@ is wrapped for the length of a ``with`` block and restored on every exit path.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 

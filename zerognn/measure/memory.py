@@ -14,8 +14,9 @@ held. On the CPU the meter measures nothing (``peak_bytes`` is None).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Protocol
+from typing import Protocol
 
 import torch
 

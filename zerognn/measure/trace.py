@@ -26,9 +26,10 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import torch
 

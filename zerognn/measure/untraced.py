@@ -10,8 +10,8 @@ missed. The children run on the same stream between the traced kernels, so the t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

@@ -14,8 +14,9 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -213,7 +214,8 @@ def validate_record(record: Any, source: str | os.PathLike | None = None) -> Non
         version = record.get("schema_version") if isinstance(record, dict) else None
         if version not in READABLE_VERSIONS:
             RECORD(record, "")  # names a missing or mistyped field first, if that is the problem
-            raise _Invalid("schema_version", f"is {version}, this version reads {', '.join(map(str, READABLE_VERSIONS))}")
+            raise _Invalid("schema_version",
+                           f"is {version}, this version reads {', '.join(map(str, READABLE_VERSIONS))}")
         {1: RECORD_V1, 2: RECORD_V2}.get(version, RECORD)(record, "")
         for key, check in VARIANT_INFO_KNOWN.items():
             if key in record["variant_info"]:
@@ -259,7 +261,8 @@ def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
     c, m = record["config"], dict(record["metrics"])
     if version == 1:
         median = m["step_ms_median"]
-        profiled_step = m["window_ms"] / c["profile_steps"] if m["window_ms"] is not None and c["profile_steps"] else None
+        profiled_step = (m["window_ms"] / c["profile_steps"]
+                         if m["window_ms"] is not None and c["profile_steps"] else None)
         busy = None
         if m["gpu_exec_fraction"] is not None and profiled_step is not None:
             busy = m["gpu_exec_fraction"] * profiled_step

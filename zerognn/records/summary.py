@@ -12,8 +12,9 @@ import csv
 import io
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -34,7 +35,8 @@ COLUMNS: dict[str, str] = {
     "step_ms_median": "float64", "step_ms_p10": "float64", "step_ms_p90": "float64",
     "seeds_per_s": "float64", "epoch_s": "float64", "gpu_exec_fraction": "float64",
     "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64", "gpu_gap_in_graph_ms_per_step": "float64",
-    "gpu_wait_host_ms_per_step": "float64", "host_syncs_per_step": "float64", "host_launches_per_step": "float64", "peak_mem_bytes": "Int64",
+    "gpu_wait_host_ms_per_step": "float64", "host_syncs_per_step": "float64", "host_launches_per_step": "float64",
+    "peak_mem_bytes": "Int64",
     "gpu_activities_per_step": "float64", "floor_ms": "float64", "step_over_floor": "float64",
     "final_loss": "float64", "val_acc": "float64", "test_acc": "float64",
     "speedup_vs_host_mediated": "float64", "gpu_name": "str", "git_commit": "str", "run_id": "str",

@@ -22,8 +22,8 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -91,7 +91,8 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     variant_cls = get_variant(spec.variant, spec.variant_modules)
     device = spec.resolve_device()
     if variant_cls.requires_cuda and device.type != "cuda":
-        raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; run it on a GPU machine")
+        raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; "
+                           f"run it on a GPU machine")
     world = init_world(spec.gpus, device.type)
     try:
         # One writer per record: a second run asked for the same output (a re-run beside an orphaned
@@ -111,13 +112,16 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
 
     host_ds = load_dataset(Path(dataset_dir))
     if host_ds.name != spec.dataset:
-        raise ZeroGNNError(f"{dataset_dir} holds dataset {host_ds.name!r}, not {spec.dataset!r}; point --dataset-dir at the right directory")
+        raise ZeroGNNError(f"{dataset_dir} holds dataset {host_ds.name!r}, not {spec.dataset!r}; "
+                           f"point --dataset-dir at the right directory")
     _check_fits(spec, host_ds)
-    progress(f"[{run_id}] loading {host_ds.name} ({host_ds.num_nodes:,} nodes, {host_ds.graph.num_edges:,} edges) onto {device}")
+    progress(f"[{run_id}] loading {host_ds.name} ({host_ds.num_nodes:,} nodes, {host_ds.graph.num_edges:,} edges) "
+             f"onto {device}")
     ds = host_ds.to(device) if device.type == "cuda" else host_ds
     spe = steps_per_epoch(ds.train_idx.numel(), spec.batch_size * world.size)
 
-    model = build_model(spec.model, ds.num_features, spec.hidden, ds.num_classes, len(spec.fanouts), spec.seed).to(device)
+    model = build_model(spec.model, ds.num_features, spec.hidden, ds.num_classes, len(spec.fanouts),
+                        spec.seed).to(device)
     # Fused Adam on a GPU: one kernel instead of a dozen multi-tensor passes, for every variant alike;
     # capturable so that a variant may record the step in a CUDA Graph.
     cuda = device.type == "cuda"
@@ -174,7 +178,8 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         return {}
     eval_nodes = spec.eval_nodes
     val = accuracy(model, ds, ds.val_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
-    test = accuracy(model, ds, ds.test_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
+    test = (accuracy(model, ds, ds.test_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size)
+            if eval_nodes else None)
     progress(f"[{run_id}] final loss {sum(losses[-5:]) / len(losses[-5:]):.4f}, val acc {val}, test acc {test}")
 
     record = {

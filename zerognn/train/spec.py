@@ -73,7 +73,8 @@ class RunSpec:
 
     def resolve_device(self) -> torch.device:
         if self.device == "cuda" and not torch.cuda.is_available():
-            raise ZeroGNNError("device 'cuda' was requested but PyTorch sees no CUDA GPU; use --device cpu or run on a GPU machine")
+            raise ZeroGNNError("device 'cuda' was requested but PyTorch sees no CUDA GPU; "
+                               "use --device cpu or run on a GPU machine")
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         return torch.device(self.device)

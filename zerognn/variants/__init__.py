@@ -71,19 +71,21 @@ def load_external(spec: str) -> tuple[str, ...]:
                 raise
             except Exception as exc:
                 del sys.modules[name]
-                raise ZeroGNNError(f"variant module {spec} failed to import: {one_line(exc, with_type=True)}; fix the file") from exc
+                raise ZeroGNNError(f"variant module {spec} failed to import: {one_line(exc, with_type=True)}; "
+                                   f"fix the file") from exc
     else:
         try:
             importlib.import_module(spec)
         except ModuleNotFoundError as exc:
             if exc.name is not None and not spec.startswith(exc.name) and exc.name != spec:
-                raise ZeroGNNError(f"variant module {spec!r} failed to import: {one_line(exc, with_type=True)}; install what it "
-                                   f"needs") from exc
+                raise ZeroGNNError(f"variant module {spec!r} failed to import: {one_line(exc, with_type=True)}; "
+                                   f"install what it needs") from exc
             raise ZeroGNNError(f"cannot import variant module {spec!r} ({exc}); install it or give a .py path") from exc
         except ZeroGNNError:
             raise
         except Exception as exc:
-            raise ZeroGNNError(f"variant module {spec!r} failed to import: {one_line(exc, with_type=True)}; fix the module") from exc
+            raise ZeroGNNError(f"variant module {spec!r} failed to import: {one_line(exc, with_type=True)}; "
+                               f"fix the module") from exc
     return tuple(sorted(n for n, cls in _REGISTRY.items() if cls.__module__ == name))
 
 

@@ -3,15 +3,17 @@
 A variant owns *control* — who reads sizes, who launches what, how buffers are provisioned — never the
 math: the model, optimizer, dataset and sampling semantics come in through ``VariantContext`` and are
 the same for all variants. The training loop calls ``setup()`` once, then ``step()`` for each global
-step, then ``finish()``; a step writes its loss into ``ctx.loss_log[global_step]`` on the device and must not read it back.
+step, then ``finish()``; a step writes its loss into ``ctx.loss_log[global_step]`` on the device and
+must not read it back.
 """
 
 from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import torch
 from torch import nn

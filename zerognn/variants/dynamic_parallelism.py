@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-
 from ..cuda.launch import device_launched, device_launched_children
 from ..measure.untraced import UntracedReplay
 from . import register

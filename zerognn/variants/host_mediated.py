@@ -4,7 +4,8 @@ Per hop: sample into an exact [n, fanout] ELL buffer, put frontier and neighbour
 then read the number of new nodes back to the host (the synchronisation this study is about) to
 allocate the next frontier and size the grids exactly. Every step buffer is exactly as large as the
 live data (beside the one-bit-per-node map of new nodes that every CUDA variant keeps), so this
-variant's peak memory is the *ideal*, metadata-informed allocation ZeroGNN is judged against. The model, optimizer and sampling semantics are those of every other variant.
+variant's peak memory is the *ideal*, metadata-informed allocation ZeroGNN is judged against. The
+model, optimizer and sampling semantics are those of every other variant.
 """
 
 from __future__ import annotations

@@ -1,0 +1,85 @@
+"""Every launch is checked against the kernel's declaration in its .cu file, on the CPU too: the number
+of arguments, tensor dtypes and scalar widths, and every launch site in the package passes what its
+kernel declares (the kernels do not run here; their arguments are only checked)."""
+
+import numpy as np
+import pytest
+import torch
+
+from tests.conftest import random_graph
+from zerognn.cuda import aggregate, sampling
+from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
+from zerognn.cuda.build import operators
+from zerognn.cuda.launch import kernel_arguments, signature
+from zerognn.errors import ZeroGNNError
+
+
+def _sage_args(**change):
+    args = dict(x=torch.zeros(8, 4), width=np.int64(4), nbr_local=torch.zeros(6, dtype=torch.int32),
+                counts=torch.zeros(2, dtype=torch.int32), n_dst=torch.zeros(1, dtype=torch.int32),
+                capacity=np.int32(2), fanout=np.int32(3), out=torch.zeros(2, 8),
+                overflow=torch.zeros(2, dtype=torch.int64))
+    args.update(change)
+    return tuple(args.values())
+
+
+def test_signatures_come_from_the_cu_declarations():
+    params = signature("sage_concat_forward")
+    assert [p.name for p in params] == ["x", "width", "nbr_local", "counts", "n_dst", "capacity", "fanout", "out",
+                                        "overflow"]
+    assert [(p.ctype, p.pointer) for p in params[:2]] == [("float", True), ("i64", False)]
+    # the device-side parents take the launch's thread count last
+    assert signature("dl_sage_concat_forward")[-1].name == "threads"
+    assert all(op.signatures for op in operators().values())
+
+
+def test_a_launch_with_the_wrong_arguments_is_a_clear_error():
+    assert len(kernel_arguments("sage_concat_forward", _sage_args(), on_device=False)) == 9
+    with pytest.raises(ZeroGNNError, match=r"kernel sage_concat_forward takes 9 arguments \(x, width, .*got 8"):
+        kernel_arguments("sage_concat_forward", _sage_args()[:-1], on_device=False)
+    with pytest.raises(ZeroGNNError, match=r"parameter x \(float\*\) needs a tensor of torch.float32, got a "
+                                           r"torch.float64 tensor"):
+        kernel_arguments("sage_concat_forward", _sage_args(x=torch.zeros(8, 4, dtype=torch.float64)), on_device=False)
+    with pytest.raises(ZeroGNNError, match=r"parameter width \(i64\) needs a np.int64 scalar, got int 4"):
+        kernel_arguments("sage_concat_forward", _sage_args(width=4), on_device=False)
+    with pytest.raises(ZeroGNNError, match=r"parameter capacity \(int\) needs a np.int32 scalar, got int64"):
+        kernel_arguments("sage_concat_forward", _sage_args(capacity=np.int64(2)), on_device=False)
+    with pytest.raises(ZeroGNNError, match="needs a CUDA .* tensor, got a torch.float32 tensor on cpu"):
+        kernel_arguments("sage_concat_forward", _sage_args())
+
+
+def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
+    launched = []
+
+    def checking_launch(name, grid, *args, threads=256):
+        kernel_arguments(name, args, on_device=False)
+        launched.append(name)
+
+    for module in (sampling, aggregate):
+        monkeypatch.setattr(module, "launch", checking_launch)
+        monkeypatch.setattr(module, "grid_for", lambda *args, **kwargs: 1)  # asks the GPU for its size
+    graph = random_graph(200, 1000, seed=0)  # int32 column ids, as the CUDA sampler needs
+    assert graph.col.dtype == torch.int32
+    frontier, n = torch.arange(10), torch.tensor([10], dtype=torch.int32)
+    overflow = sampling.new_overflow("cpu")
+    key = torch.zeros(1, dtype=torch.int64)
+    nbr, counts = sampling.sample(graph, frontier, n, 10, 3, key, overflow)
+    bits = sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+    keys = torch.full((sampling.table_size(40),), -1, dtype=torch.int64)
+    values = torch.empty_like(keys, dtype=torch.int32)
+    new_count = sampling.dedupe(frontier, n, nbr, counts, 3, keys, values, bits, overflow)
+    sampling.relabel(frontier, n, bits, new_count, nbr, counts, 3, keys, values, 40, overflow)
+    sampling.gather_rows(torch.zeros(200, 8), frontier, n, overflow)
+    sampling.gather_labels(torch.zeros(200, dtype=torch.int64), frontier, n, overflow)
+    block = EllBlock(4, 10, 3, torch.zeros(12, dtype=torch.int32), torch.zeros(4, dtype=torch.int32),
+                     torch.tensor([4], dtype=torch.int32), overflow)
+    for op in (CUDA_OPS.sage, CUDA_OPS.gcn):
+        x = torch.zeros(10, 8, requires_grad=True)
+        op(x, block).sum().backward()
+    z = torch.zeros(10, 2, 4, requires_grad=True)
+    scores = torch.zeros(10, 2, requires_grad=True), torch.zeros(4, 2, requires_grad=True)
+    CUDA_OPS.gat(z, *scores, block, 0.2).sum().backward()
+    assert set(launched) == {
+        "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes",
+        "relabel_neighbors", "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward",
+        "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward"}
