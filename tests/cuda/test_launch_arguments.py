@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from tests.conftest import random_graph
-from zerognn.cuda import aggregate, sampling
+from zerognn.cuda import launch as launch_module
+from zerognn.cuda import sampling, step_control
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.build import operators
-from zerognn.cuda.launch import kernel_arguments, signature
+from zerognn.cuda.launch import device_launched, kernel_arguments, signature
 from zerognn.errors import ZeroGNNError
 
 
@@ -48,16 +49,28 @@ def test_a_launch_with_the_wrong_arguments_is_a_clear_error():
         kernel_arguments("sage_concat_forward", _sage_args())
 
 
-def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
-    launched = []
+class _Shim:
+    """Stands in for what a launch needs of CUDA, so that launch() runs on the CPU up to the launch itself."""
 
-    def checking_launch(name, grid, *args, threads=256):
-        kernel_arguments(name, args, on_device=False)
-        launched.append(name)
+    cuda_stream = 0
 
-    for module in (sampling, aggregate):
-        monkeypatch.setattr(module, "launch", checking_launch)
-        monkeypatch.setattr(module, "grid_for", lambda *args, **kwargs: 1)  # asks the GPU for its size
+    @staticmethod
+    def from_handle(handle):
+        return None
+
+
+class _TorchWithoutPinning:
+    """``torch`` for StepControl on a machine without CUDA: host memory cannot be pinned there."""
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def zeros(*shape, pin_memory=False, **kwargs):
+        return torch.zeros(*shape, **kwargs)
+
+
+def _exercise_every_launch_site(step_control_too: bool = True):
     graph = random_graph(200, 1000, seed=0)  # int32 column ids, as the CUDA sampler needs
     assert graph.col.dtype == torch.int32
     frontier, n = torch.arange(10), torch.tensor([10], dtype=torch.int32)
@@ -79,7 +92,37 @@ def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
     z = torch.zeros(10, 2, 4, requires_grad=True)
     scores = torch.zeros(10, 2, requires_grad=True), torch.zeros(4, 2, requires_grad=True)
     CUDA_OPS.gat(z, *scores, block, 0.2).sum().backward()
-    assert set(launched) == {
+    if not step_control_too:  # zerognn's own control: never device-launched
+        return
+    control = step_control.StepControl(torch.device("cpu"), 100, 10, 8, 2, 3, 0)
+    params = torch.zeros(16)
+    control.begin(params, torch.zeros(16))
+    control.end(params, torch.zeros(16), torch.zeros(()), torch.zeros(5))
+
+
+def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
+    """The real launch() on the CPU, up to cuda-core's launch: host-launched, then through the
+    device-side parents (dynamic parallelism) for the kernels that have one."""
+    launched = []
+    monkeypatch.setattr(launch_module, "kernel_arguments",
+                        lambda name, args: launched.append(name) or kernel_arguments(name, args, on_device=False))
+    monkeypatch.setattr(launch_module, "_max_blocks", lambda device: 1024)
+    monkeypatch.setattr(launch_module, "kernel", lambda name, device: None)
+    monkeypatch.setattr(launch_module, "cuda_launch", lambda *args: None)
+    monkeypatch.setattr(launch_module, "LaunchConfig", lambda **kwargs: None)
+    monkeypatch.setattr(launch_module, "Stream", _Shim)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda *args: _Shim)
+    monkeypatch.setattr(step_control, "torch", _TorchWithoutPinning())
+
+    _exercise_every_launch_site()
+    host = {
         "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes",
         "relabel_neighbors", "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward",
-        "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward"}
+        "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward",
+        "step_begin", "step_end"}
+    assert set(launched) == host
+    launched.clear()
+    with device_launched():
+        _exercise_every_launch_site(step_control_too=False)
+    assert set(launched) == {f"dl_{name}" for name in host - {"step_begin", "step_end"}}
