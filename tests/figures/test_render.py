@@ -107,6 +107,10 @@ def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
             assert "my-baseline" in ticks and {"sample", "comm", "other"} <= labels
         elif name == "envelope":
             assert {"zerognn", "zerognn-worstcase"} == labels
+        elif name == "loss":  # drawn against host-mediated, which is the zero line, not a curve
+            assert {"my-baseline", "zerognn"} <= labels and "host-mediated" not in labels
+            curves = [line.get_ydata() for ax in fig.axes for line in ax.get_lines() if len(line.get_ydata()) > 2]
+            assert curves and all(abs(v) < 1e-12 for curve in curves for v in curve)  # the same losses
         else:
             assert {"my-baseline", "zerognn", "host-mediated"} <= labels, name
         assert fig.get_suptitle()

@@ -90,6 +90,25 @@ def bars(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantSt
     return order
 
 
+def bar_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, order: list) -> None:
+    """A whisker from ``lo`` to ``hi`` on each bar ``bars`` drew (same ``df``, ``x`` and order)."""
+    variants = variant_order(df["variant"])
+    spans = df.set_index(["variant", x])[[lo, hi]]
+    for container, variant in zip(ax.containers, variants):
+        for bar in container:
+            center = bar.get_x() + bar.get_width() / 2
+            key = (variant, order[int(round(center))])
+            if key in spans.index and bar.get_height() == bar.get_height():
+                low, high = spans.loc[key]
+                ax.vlines(center, low, high, color="black", linewidth=0.9, zorder=3)
+
+
+def line_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, styles: dict[str, VariantStyle]) -> None:
+    """A vertical whisker from ``lo`` to ``hi`` at each point of every variant's line."""
+    for variant, sub in df.groupby("variant"):
+        ax.vlines(sub[x], sub[lo], sub[hi], color=styles[variant].color, linewidth=1.0, alpha=0.8)
+
+
 def lines(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantStyle]) -> None:
     """One line per variant, each with its marker and dash pattern."""
     variants = variant_order(df["variant"])

@@ -9,6 +9,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from ..records.summary import BASELINE
 from .data import (
     COMPARISON_KEYS,
     FigureData,
@@ -88,10 +89,24 @@ def loss(data: FigureData) -> Figure:
         raise Skip("no losses recorded")
     groups = list(panels(frame, COMPARISON_KEYS))
     fig, axes = new_figure("Training loss per step", len(groups),
-                           subtitle="same seeds and samples in every variant: the curves should coincide")
+                           subtitle=f"(loss − {BASELINE}'s) / {BASELINE}'s: 0 = identical training; the losses "
+                                    f"themselves where {BASELINE} did not run")
+    drawn = set()
     for (title, sub), (ax,) in zip(groups, axes):
-        lines(ax, sub, "step", "loss", data.styles)
-        ax.set(title=title, xlabel="training step", ylabel="loss (cross-entropy)")
+        base = sub[sub["variant"] == BASELINE].set_index("step")["loss"]
+        if base.empty:
+            lines(ax, sub, "step", "loss", data.styles)
+            ax.set(ylabel="loss")
+        else:
+            sub = sub[sub["variant"] != BASELINE]
+            reference = sub["step"].map(base)
+            sub = sub.assign(difference=(sub["loss"] - reference) / reference.abs())
+            lines(ax, sub, "step", "difference", data.styles)
+            ax.axhline(0.0, color="0.2", linewidth=0.8, linestyle="--")
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
+            ax.set(ylabel="relative difference")
+        drawn.update(sub["variant"])
+        ax.set(title=title, xlabel="training step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    legend(fig, line_handles(data.styles, variant_order(frame["variant"])))
+    legend(fig, line_handles(data.styles, variant_order(drawn)))
     return fig

@@ -9,7 +9,18 @@ from matplotlib.lines import Line2D
 
 from ..records.summary import BASELINE
 from .data import COMPARISON_KEYS, FigureData, Skip, ideal_memory, panels
-from .draw import bar_handles, bars, legend, line_handles, lines, log2_batch_axis, log_y, new_figure
+from .draw import (
+    bar_handles,
+    bar_whiskers,
+    bars,
+    legend,
+    line_handles,
+    line_whiskers,
+    lines,
+    log2_batch_axis,
+    log_y,
+    new_figure,
+)
 from .style import variant_order
 
 # Bar figures put batch sizes on the x axis of each panel.
@@ -24,13 +35,19 @@ def speedup(data: FigureData) -> Figure:
     if not (data.summary["variant"] == BASELINE).any():
         raise Skip(f"no {BASELINE} runs to compare against")
     df = data.summary.dropna(subset=["speedup_vs_host_mediated"])
+    # The whisker is the variant's p10–p90 step time against host-mediated's median step.
+    base_ms = df["speedup_vs_host_mediated"] * df["step_ms_median"]
+    df = df.assign(speedup_lo=base_ms / df["step_ms_p90"], speedup_hi=base_ms / df["step_ms_p10"])
     groups = list(panels(df, BAR_PANEL_KEYS))
     fig, axes = new_figure("Speedup over host-mediated", len(groups),
-                           subtitle="host-mediated's median step time / the variant's (higher is better)")
+                           subtitle="host-mediated's median step time / the variant's (log scale; higher is better; "
+                                    "whiskers: the variant's p10–p90 step)")
     for (title, sub), (ax,) in zip(groups, axes):
-        bars(ax, sub, "batch_size", "speedup_vs_host_mediated", data.styles)
+        order = bars(ax, sub, "batch_size", "speedup_vs_host_mediated", data.styles)
+        bar_whiskers(ax, sub, "batch_size", "speedup_lo", "speedup_hi", order)
+        log_y(ax)
         ax.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
-        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="speedup (×)")
+        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="speedup (×, log)")
     legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
     return fig
 
@@ -111,8 +128,9 @@ def batch_sweep(data: FigureData) -> Figure:
     for (title, sub), (ax_time, ax_rate) in zip(groups, axes):
         variants.update(sub["variant"])
         lines(ax_time, sub, "batch_size", "step_ms_median", data.styles)
+        line_whiskers(ax_time, sub, "batch_size", "step_ms_p10", "step_ms_p90", data.styles)
         log_y(ax_time)
-        ax_time.set(title=title, xlabel=BATCH_LABEL, ylabel="median step time (ms, log)")
+        ax_time.set(title=title, xlabel=BATCH_LABEL, ylabel="median step time (ms, log; p10–p90)")
         lines(ax_rate, sub, "batch_size", "seeds_per_s", data.styles)
         ax_rate.set(xlabel=BATCH_LABEL, ylabel="throughput (seeds/s)")
         for ax in (ax_time, ax_rate):
