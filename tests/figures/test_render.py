@@ -1,11 +1,13 @@
 import json
 
 import pytest
+from matplotlib.text import Text
 
 from tests.records.factory import make_record, write_records
 from zerognn.errors import ZeroGNNError
 from zerognn.figures import FIGURES, render_all
 from zerognn.figures.data import FigureData, Skip
+from zerognn.figures.draw import theme
 from zerognn.figures.style import KNOWN_VARIANTS, variant_styles
 from zerognn.records import summarize
 
@@ -102,7 +104,7 @@ def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
     for name, draw in FIGURES.items():
         fig = draw(data)
         labels = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
-        ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels()}
+        ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels()}
         if name == "breakdown":
             assert "my-baseline" in ticks and {"sample", "comm", "other"} <= labels
         elif name == "envelope":
@@ -118,6 +120,23 @@ def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
             if ax.get_visible():
                 assert ax.get_xlabel() and ax.get_ylabel(), name
     assert "ideal (exact sizes)" in {t.get_text() for t in FIGURES["memory"](data).legends[0].get_texts()}
+
+
+def test_figures_have_readable_text_and_no_overlapping_tick_labels(tmp_path):
+    runs, summary = _setup(tmp_path, _rich_records())
+    data = FigureData.load(summary, runs)
+    for name, draw in FIGURES.items():
+        with theme():
+            fig = draw(data)
+            fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+        assert texts and min(t.get_fontsize() for t in texts) >= 7, name  # points, at the figure's size
+        for ax in (a for a in fig.axes if a.get_visible()):
+            for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
+                boxes = [t.get_window_extent(renderer) for t in labels if t.get_visible() and t.get_text()]
+                overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
+                assert not overlapping, (name, ax.get_title(), [t.get_text() for t in labels])
 
 
 def test_unknown_variants_get_looks_of_their_own():

@@ -25,7 +25,7 @@ from .style import variant_order
 
 PHASE_HATCHES = ("///", "..", "", "xx", "\\\\\\", "++", "oo", "||")
 OTHER_LOOK = ("white", "")  # the unattributed rest of the step: an outlined, empty segment
-STEP_MARK = {"marker": "_", "color": "black"}
+STEP_MARK = {"marker": "|", "color": "black"}
 
 
 def breakdown(data: FigureData) -> Figure:
@@ -45,18 +45,17 @@ def breakdown(data: FigureData) -> Figure:
                  "other = median step time − phases, at least 0",
     )
     for (title, sub), (ax,) in zip(groups, axes):
-        sub = sub.set_index("variant").loc[variant_order(sub["variant"])]
-        bottom = 0.0
+        # Horizontal bars, one row per variant (first at the top): names never collide.
+        sub = sub.set_index("variant").loc[variant_order(sub["variant"])[::-1]]
+        left = 0.0
         for phase in phases:
             color, hatch = look[phase]
-            ax.bar(sub.index, sub[phase], bottom=bottom, color=color, hatch=hatch, edgecolor=EDGE,
-                   linewidth=0.6)
-            bottom = bottom + sub[phase]
+            ax.barh(sub.index, sub[phase], left=left, color=color, hatch=hatch, edgecolor=EDGE, linewidth=0.6)
+            left = left + sub[phase]
         # Phases come from the profiled window, the median from the timed steps: where profiling
         # overhead makes the phases outgrow the step, this mark shows where the real step ends.
-        ax.scatter(sub.index, sub["step_ms_median"], s=900, linewidths=2.5, zorder=3, **STEP_MARK)
-        ax.set(title=title, xlabel="variant", ylabel="time per step (ms)")
-        ax.tick_params(axis="x", labelrotation=30)
+        ax.scatter(sub["step_ms_median"], sub.index, s=400, linewidths=2.5, zorder=3, **STEP_MARK)
+        ax.set(title=title, xlabel="time per step (ms)", ylabel="variant")
     handles = [Patch(facecolor=look[p][0], hatch=look[p][1], edgecolor=EDGE, label=p) for p in phases]
     step = Line2D([], [], linestyle="", markersize=15, markeredgewidth=2.5, label="median step time", **STEP_MARK)
     legend(fig, [*handles, step])
