@@ -12,6 +12,7 @@ from zerognn.figures.style import KNOWN_VARIANTS, variant_styles
 from zerognn.records import summarize
 
 PHASES = {"sample": 3.0, "gather": 1.0, "forward": 2.0, "backward": 2.5, "optimizer": 0.5}
+CLASSES = {"dense": 0.9, "sampling": 0.4, "aggregation": 0.3, "other": 0.1}
 ALL = set(FIGURES)
 
 
@@ -42,8 +43,8 @@ def _rich_records():
     records = []
     for b in (256, 1024):
         records += [
-            _gpu("host-mediated", b, ms=10.0, phase_ms=PHASES),
-            _gpu("zerognn", b, ms=2.0, variant_info=_envelope(1.1)),
+            _gpu("host-mediated", b, ms=10.0, phase_ms=PHASES, gpu_ms_by_class=CLASSES),
+            _gpu("zerognn", b, ms=2.0, variant_info=_envelope(1.1), gpu_ms_by_class=CLASSES),
             _gpu("zerognn-worstcase", b, ms=30.0, variant_info=_envelope(12.0)),
             _gpu("my-baseline", b, ms=6.0, phase_ms={"sample": 1.0, "forward": 2.0, "comm": 0.5}),
             _gpu("torch-eager", b, ms=15.0, phase_ms=PHASES),
@@ -105,8 +106,10 @@ def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
         fig = draw(data)
         labels = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
         ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels()}
-        if name == "breakdown":
-            assert "my-baseline" in ticks and {"sample", "comm", "other"} <= labels
+        if name == "breakdown":  # by kernel class, for the runs that have it
+            assert {"zerognn", "host-mediated"} <= ticks and "my-baseline" not in ticks
+            assert labels >= {"sampling", "aggregation", "dense", "other", "GPU idle"} and "sample" not in labels
+            assert "9 run(s) without per-class GPU time left out" in " ".join(fig.get_suptitle().split())
         elif name == "envelope":
             assert {"zerognn", "zerognn-worstcase"} == labels
         elif name == "loss":  # drawn against host-mediated, which is the zero line, not a curve

@@ -7,7 +7,8 @@ import torch
 
 from zerognn.errors import ZeroGNNError
 from zerognn.measure import analyze_chrome_trace, load_chrome_trace, profile_window
-from zerognn.measure.trace import is_host_launch, is_host_sync
+from zerognn.measure.execution import gpu_ms_by_class
+from zerognn.measure.trace import is_host_launch, is_host_sync, kernel_class
 
 
 def X(cat, name, ts, dur=1.0, tid=1):
@@ -71,6 +72,7 @@ def test_gpu_trace_metrics():
     assert m.window_ms == pytest.approx(1.2) and m.profiled_step_ms == pytest.approx(0.6)
     assert m.gpu_busy_ms_per_step == pytest.approx(0.25)
     assert m.gpu_activities_per_step == pytest.approx(3 / 2)  # k_a, k_b, the memset; not those starting outside
+    assert m.gpu_ms_by_class == pytest.approx({"other": (200 + 300 + 50) / 1e3 / 2})
     assert m.gpu_gap_in_graph_ms_per_step is None  # no correlation ids in this trace
     assert m.host_launches_per_step == pytest.approx(9 / 2)
     assert m.host_syncs_per_step == pytest.approx(3 / 2)
@@ -80,6 +82,28 @@ def test_gpu_trace_metrics():
 
 def corr(event, correlation):
     return event | {"args": {"correlation": correlation}}
+
+
+@pytest.mark.parametrize("name, cls", [
+    ("sage_concat_forward", "aggregation"), ("gat_attention_backward", "aggregation"),
+    ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8", "dense"),
+    ("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>", "dense"),
+    ("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float>", "dense"),
+    ("dedupe_neighbors", "sampling"), ("relabel_nodes", "sampling"), ("gather_rows", "gather"),
+    ("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d", "loss"),
+    ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>", "optimizer"),
+    ("step_end", "step control"),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>", "other"),
+    ("Memcpy DtoD (Device -> Device)", "other"),
+])
+def test_gpu_activities_are_classed_by_kernel_name(name, cls):
+    assert kernel_class(name) == cls
+
+
+def test_untraced_gpu_work_is_a_class_of_its_own():
+    m = analyze_chrome_trace(GPU_TRACE, n_steps=2)
+    assert gpu_ms_by_class(m, 0.5) == pytest.approx({"other": 0.275, "device-launched (untraced)": 0.5})
+    assert gpu_ms_by_class(m) == pytest.approx({"other": 0.275}) and gpu_ms_by_class(None, 0.5) == {}
 
 
 def test_idle_gaps_inside_one_graph_launch_are_told_from_the_others():

@@ -71,7 +71,7 @@ def _broken(edit):
         (lambda r: r["variant_info"].update(envelope={"hops": [{"hop": 1}]}),
          "variant_info.envelope.hops[0].provisioned"),
         (lambda r: r.update(run_id="something-else"), "run_id"),
-        (lambda r: r.update(schema_version=4), "schema_version"),
+        (lambda r: r.update(schema_version=5), "schema_version"),
         (lambda r: r["metrics"].pop("gpu_busy_ms_per_step"), "metrics.gpu_busy_ms_per_step"),
         (lambda r: r["metrics"].update(cuda_graph_captures=-1), "metrics.cuda_graph_captures"),
         (lambda r: r.update(metrics=[]), "metrics"),
@@ -152,12 +152,33 @@ def test_execution_fraction_and_dilation_must_agree_with_what_they_are_ratios_of
             validate_record(_gpu_record(**metrics))
 
 
+def _schema_3(record):
+    """The record as schema 3 wrote it: no GPU time per kernel class."""
+    record["metrics"].pop("gpu_ms_by_class")
+    record["schema_version"] = 3
+    return record
+
+
 def _schema_2(record):
     """The record as schema 2 wrote it: no floor, no activity count."""
     for key in FIELDS_NEW_IN_V3:
         record["metrics"].pop(key)
-    record["schema_version"] = 2
+    _schema_3(record)["schema_version"] = 2
     return record
+
+
+def test_schema_3_records_are_read_with_no_gpu_time_per_class(tmp_path):
+    write_record(tmp_path / "old.json", _schema_3(_gpu_record()))
+    record = read_record(tmp_path / "old.json")
+    assert record["schema_version"] == SCHEMA_VERSION and record["upgraded_from_schema"] == 3
+    assert record["metrics"]["gpu_ms_by_class"] == {} and record["metrics"]["floor_gflop"] == 1.0
+    validate_record(record)
+
+
+def test_a_cpu_record_has_no_gpu_time_per_class():
+    record = make_record(gpu_ms_by_class={"dense": 1.0})
+    with pytest.raises(ZeroGNNError, match="gpu_ms_by_class"):
+        validate_record(record)
 
 
 def _schema_1(record):
@@ -175,6 +196,7 @@ def test_schema_2_records_are_read_with_null_floor_fields(tmp_path):
     record = read_record(tmp_path / "old.json")
     assert record["schema_version"] == SCHEMA_VERSION and record["upgraded_from_schema"] == 2
     assert all(record["metrics"][key] is None for key in FIELDS_NEW_IN_V3)
+    assert record["metrics"]["gpu_ms_by_class"] == {}
     validate_record(record)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..measure.trace import KERNEL_CLASSES, OTHER_CLASS
 from ..records import check_summary_current, iter_records, read_summary, summary_row
 from .style import VariantStyle, variant_styles
 
@@ -84,6 +85,26 @@ def phase_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     df[phases] = df[phases].fillna(0.0)
     df["other"] = (df["step_ms_median"] - df[phases].sum(axis=1)).clip(lower=0.0)
     return df
+
+
+IDLE = "GPU idle"
+
+
+def class_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per record: its keys, each kernel class's GPU ms/step (0 where absent) and ``GPU idle`` (the rest
+    of the median step, ≥ 0)."""
+    df = pd.DataFrame([{**_keys(r), **r["metrics"]["gpu_ms_by_class"]} for r in records])
+    classes = [c for c in df.columns if c not in RECORD_KEYS]
+    df[classes] = df[classes].fillna(0.0)
+    df[IDLE] = (df["step_ms_median"] - df[classes].sum(axis=1)).clip(lower=0.0)
+    return df
+
+
+def class_names(frame: pd.DataFrame) -> list[str]:
+    """The kernel classes in ``KERNEL_CLASSES`` order, then any other class, then ``GPU idle``."""
+    known = [cls for cls, _ in KERNEL_CLASSES] + [OTHER_CLASS]
+    present = [c for c in frame.columns if c not in RECORD_KEYS and c != IDLE]
+    return [c for c in known if c in present] + sorted(set(present) - set(known)) + [IDLE]
 
 
 def phase_names(frame: pd.DataFrame) -> list[str]:

@@ -14,6 +14,8 @@ from .data import (
     COMPARISON_KEYS,
     FigureData,
     Skip,
+    class_frame,
+    class_names,
     envelope_frame,
     loss_frame,
     panels,
@@ -29,34 +31,50 @@ STEP_MARK = {"marker": "|", "color": "black"}
 
 
 def breakdown(data: FigureData) -> Figure:
-    frame = phase_frame(data.require_records())
-    phases = phase_names(frame)
-    if phases == ["other"]:
-        raise Skip("no phase timings (metrics.phase_ms is empty in every record)")
-    named = phases[:-1]
+    """Each variant's step split into parts, one stacked horizontal bar per variant.
+
+    Records with a per-class GPU time (``metrics.gpu_ms_by_class``, from the profiled trace) are split
+    by kernel class, with the GPU's idle time as the rest of the median step; without any such record
+    the split is by host-side phase (``metrics.phase_ms``).
+    """
+    records = data.require_records()
+    with_classes = [r for r in records if r["metrics"].get("gpu_ms_by_class")]
+    if with_classes:
+        frame = class_frame(with_classes)
+        parts = class_names(frame)
+        left_out = len(records) - len(with_classes)
+        title = "Per-step GPU time by kernel class"
+        subtitle = ("GPU time per step of each kernel class in the profiled trace; GPU idle = median step − GPU "
+                    "time, at least 0" + (f"; {left_out} run(s) without per-class GPU time left out" if left_out
+                                          else ""))
+    else:
+        frame = phase_frame(records)
+        parts = phase_names(frame)
+        if parts == ["other"]:
+            raise Skip("no phase timings (metrics.phase_ms is empty in every record)")
+        title = "Per-step time breakdown (host-side phases)"
+        subtitle = ("phases are host-side time in the profiled window (record_function ranges); "
+                    "other = median step time − phases, at least 0")
+    rest = parts[-1]
     # Light to mid greys: the dark hatch lines must stay visible on every shade.
-    shades = [str(round(g, 3)) for g in np.linspace(0.88, 0.45, len(named))]
-    look = {p: (shades[i], PHASE_HATCHES[i % len(PHASE_HATCHES)]) for i, p in enumerate(named)}
-    look["other"] = OTHER_LOOK
+    shades = [str(round(g, 3)) for g in np.linspace(0.88, 0.45, len(parts) - 1)]
+    look = {p: (shades[i], PHASE_HATCHES[i % len(PHASE_HATCHES)]) for i, p in enumerate(parts[:-1])}
+    look[rest] = OTHER_LOOK
     groups = list(panels(frame, COMPARISON_KEYS))
-    fig, axes = new_figure(
-        "Per-step time breakdown", len(groups),
-        subtitle="phases are host-side time in the profiled window (record_function ranges); "
-                 "other = median step time − phases, at least 0",
-    )
-    for (title, sub), (ax,) in zip(groups, axes):
+    fig, axes = new_figure(title, len(groups), subtitle=subtitle)
+    for (panel, sub), (ax,) in zip(groups, axes):
         # Horizontal bars, one row per variant (first at the top): names never collide.
         sub = sub.set_index("variant").loc[variant_order(sub["variant"])[::-1]]
         left = 0.0
-        for phase in phases:
-            color, hatch = look[phase]
-            ax.barh(sub.index, sub[phase], left=left, color=color, hatch=hatch, edgecolor=EDGE, linewidth=0.6)
-            left = left + sub[phase]
-        # Phases come from the profiled window, the median from the timed steps: where profiling
-        # overhead makes the phases outgrow the step, this mark shows where the real step ends.
+        for part in parts:
+            color, hatch = look[part]
+            ax.barh(sub.index, sub[part], left=left, color=color, hatch=hatch, edgecolor=EDGE, linewidth=0.6)
+            left = left + sub[part]
+        # The parts come from the profiled window, the median from the timed steps: where profiling
+        # overhead makes the parts outgrow the step, this mark shows where the real step ends.
         ax.scatter(sub["step_ms_median"], sub.index, s=400, linewidths=2.5, zorder=3, **STEP_MARK)
-        ax.set(title=title, xlabel="time per step (ms)", ylabel="variant")
-    handles = [Patch(facecolor=look[p][0], hatch=look[p][1], edgecolor=EDGE, label=p) for p in phases]
+        ax.set(title=panel, xlabel="time per step (ms)", ylabel="variant")
+    handles = [Patch(facecolor=look[p][0], hatch=look[p][1], edgecolor=EDGE, label=p) for p in parts]
     step = Line2D([], [], linestyle="", markersize=15, markeredgewidth=2.5, label="median step time", **STEP_MARK)
     legend(fig, [*handles, step])
     return fig

@@ -34,3 +34,17 @@ def execution_metrics(step_ms_median: float, trace: TraceMetrics | None,
         gpu_wait_host_ms_per_step=None if gap is None else max(0.0, step_ms_median - busy - gap),
     )
     return metrics
+
+
+UNTRACED_CLASS = "device-launched (untraced)"
+
+
+def gpu_ms_by_class(trace: TraceMetrics | None, untraced_ms_per_step: float | None = None) -> dict[str, float]:
+    """The step's GPU time per kernel class from the trace, with the GPU work the trace cannot show
+    (``gpu_untraced_ms_per_step``) as a class of its own; {} without a GPU trace."""
+    if trace is None or not trace.gpu_ms_by_class:
+        return {}
+    by_class = dict(trace.gpu_ms_by_class)
+    if untraced_ms_per_step:
+        by_class[UNTRACED_CLASS] = untraced_ms_per_step
+    return by_class

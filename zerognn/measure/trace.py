@@ -74,6 +74,29 @@ GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 
 _API_SUFFIX = re.compile(r"(_v\d+|_ptsz|_ptds)+$")
 
+# GPU activity classes for the breakdown of a step's GPU time, by what the kernel's name contains (the
+# first class that matches). The suite's own kernels and cuBLAS are named; PyTorch's generic kernels
+# (elementwise, fills, reductions, scatters) and copies and memsets fall into "other".
+KERNEL_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("sampling", ("sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes",
+                  "relabel_neighbors")),
+    ("gather", ("gather_rows", "gather_labels")),
+    ("aggregation", ("sage_concat", "gcn_aggregate", "gat_attention")),
+    ("dense", ("gemm", "gemv", "cutlass", "cublas", "splitKreduce", "dot_kernel", "reduce_1Block_kernel")),
+    ("loss", ("nll_loss", "softmax")),
+    ("optimizer", ("multi_tensor_apply", "fused_adam")),
+    ("step control", ("step_begin", "step_end")),
+)
+OTHER_CLASS = "other"
+
+
+def kernel_class(name: str) -> str:
+    """The ``KERNEL_CLASSES`` class of a GPU activity's name, else ``OTHER_CLASS``."""
+    for cls, needles in KERNEL_CLASSES:
+        if any(n in name for n in needles):
+            return cls
+    return OTHER_CLASS
+
 
 @dataclass(frozen=True)
 class TraceMetrics:
@@ -85,6 +108,8 @@ class TraceMetrics:
     gpu_busy_ms_per_step: float | None
     # kernels, copies and memsets that start in the window, per step; None without GPU activity
     gpu_activities_per_step: float | None
+    # GPU time per step of each KERNEL_CLASSES class (activities that start in the window); {} without
+    gpu_ms_by_class: dict[str, float]
     # idle time between consecutive GPU activities of one graph launch; None without correlation ids
     gpu_gap_in_graph_ms_per_step: float | None
     host_syncs_per_step: float | None
@@ -157,6 +182,12 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
     has_correlation = any(_correlation(e) is not None for e in gpu_events)
     gap_us = _gaps_inside_launches(gpu_events, graph_launches, start, end) if has_correlation else None
 
+    class_us: dict[str, float] = {}
+    for e in gpu_events:
+        if start <= _start(e) < end:
+            cls = kernel_class(e["name"])
+            class_us[cls] = class_us.get(cls, 0.0) + float(e.get("dur", 0.0))
+
     phase_us: dict[str, float] = {}
     for e in annotations:
         if e["name"].startswith(PHASE_PREFIX) and start <= _start(e) < end:
@@ -169,6 +200,7 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
         window_ms=window_us / 1e3,
         gpu_busy_ms_per_step=None if busy_us is None else busy_us / 1e3 / n_steps,
         gpu_activities_per_step=sum(start <= _start(e) < end for e in gpu_events) / n_steps if gpu_events else None,
+        gpu_ms_by_class={cls: us / 1e3 / n_steps for cls, us in sorted(class_us.items())},
         gpu_gap_in_graph_ms_per_step=None if gap_us is None else gap_us / 1e3 / n_steps,
         host_syncs_per_step=sum(is_host_sync(e["name"]) for e in api) / n_steps if api_events else None,
         host_launches_per_step=sum(is_host_launch(e["name"]) for e in api) / n_steps if api_events else None,

@@ -23,8 +23,8 @@ import numpy as np
 from ..atomic import write_json
 from ..errors import ZeroGNNError
 
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 DOC = "docs/records.md"
 
 # A checker is called with (value, field path) and raises _Invalid when the value does not fit.
@@ -151,10 +151,13 @@ METRICS_FIELDS_V2 = METRICS_FIELDS_V1 | {
 METRICS_V2 = obj(METRICS_FIELDS_V2)
 # Schema 3: the hardware floor (zerognn.measure.floor) and the GPU activities per step.
 FIELDS_NEW_IN_V3 = ("gpu_activities_per_step", "floor_ms", "step_over_floor", "floor_gflop", "floor_gbytes")
-METRICS = obj(METRICS_FIELDS_V2 | {
+METRICS_FIELDS_V3 = METRICS_FIELDS_V2 | {
     "gpu_activities_per_step": nullable(number(0)), "floor_ms": nullable(number(0, low_open=True)),
     "step_over_floor": nullable(number(0)), "floor_gflop": nullable(number(0)), "floor_gbytes": nullable(number(0)),
-})
+}
+METRICS_V3 = obj(METRICS_FIELDS_V3)
+# Schema 4: the step's GPU time per kernel class (zerognn.measure.trace.KERNEL_CLASSES); {} without one.
+METRICS = obj(METRICS_FIELDS_V3 | {"gpu_ms_by_class": map_of(number(0))})
 # gpu_exec_fraction and profiler_dilation are ratios of other fields; a record must agree with itself.
 RATIO_TOLERANCE = 0.01
 # Fields computed exactly from others (percentiles, epoch time, throughput) agree to this: records store
@@ -188,6 +191,7 @@ RECORD_FIELDS: dict[str, Check] = {
 RECORD = obj(RECORD_FIELDS)
 RECORD_V1 = obj(RECORD_FIELDS | {"metrics": METRICS_V1})
 RECORD_V2 = obj(RECORD_FIELDS | {"metrics": METRICS_V2})
+RECORD_V3 = obj(RECORD_FIELDS | {"metrics": METRICS_V3})
 
 
 def make_run_id(dataset: str, model: str, variant: str, batch_size: int, fanouts: Sequence[int],
@@ -216,7 +220,7 @@ def validate_record(record: Any, source: str | os.PathLike | None = None) -> Non
             RECORD(record, "")  # names a missing or mistyped field first, if that is the problem
             raise _Invalid("schema_version",
                            f"is {version}, this version reads {', '.join(map(str, READABLE_VERSIONS))}")
-        {1: RECORD_V1, 2: RECORD_V2}.get(version, RECORD)(record, "")
+        {1: RECORD_V1, 2: RECORD_V2, 3: RECORD_V3}.get(version, RECORD)(record, "")
         for key, check in VARIANT_INFO_KNOWN.items():
             if key in record["variant_info"]:
                 check(record["variant_info"][key], f"variant_info.{key}")
@@ -246,14 +250,14 @@ def read_record(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A schema-1 or schema-2 record in the current schema (others are returned as they are).
+    """A record of an older schema in the current one (current ones are returned as they are).
 
     Schema 1 stored the GPU execution fraction as busy time over the profiled window's wall time
     (``window_ms``), where the profiler dilates a host-bound step. The busy time per step is recovered
     exactly from it (fraction × window / profiled steps), and the fraction is recomputed against the
     unprofiled median step as schema 2 defines it. What an older schema did not store stays null (the
-    idle split, the capture count, the floor, the activity count); ``upgraded_from_schema`` says the
-    record was upgraded and from which schema.
+    idle split, the capture count, the floor, the activity count) or empty (the GPU time per kernel
+    class); ``upgraded_from_schema`` says the record was upgraded and from which schema.
     """
     version = record["schema_version"]
     if version == SCHEMA_VERSION:
@@ -273,7 +277,9 @@ def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
             profiler_dilation=None if busy is None or median <= 0 else profiled_step / median,
             gpu_gap_in_graph_ms_per_step=None, gpu_wait_host_ms_per_step=None, cuda_graph_captures=None,
         )
-    m.update(dict.fromkeys(FIELDS_NEW_IN_V3))
+    if version < 3:
+        m.update(dict.fromkeys(FIELDS_NEW_IN_V3))
+    m["gpu_ms_by_class"] = {}
     return record | {"schema_version": SCHEMA_VERSION, "metrics": m, "upgraded_from_schema": version}
 
 
@@ -335,6 +341,8 @@ def _check_consistency(record: dict[str, Any]) -> None:
             if m.get(key) is not None:
                 raise _Invalid(f"metrics.{key}", f"is {json.dumps(m[key])[:30]} but must be null for a CPU run "
                                                  f"(config.device is 'cpu')")
+    if c["device"] == "cpu" and m.get("gpu_ms_by_class"):
+        raise _Invalid("metrics.gpu_ms_by_class", "must be {} for a CPU run (config.device is 'cpu')")
     if record["schema_version"] == 1:
         return
     median, busy, fraction = m["step_ms_median"], m["gpu_busy_ms_per_step"], m["gpu_exec_fraction"]

@@ -32,7 +32,7 @@ from ..distributed import World, barrier, init_world, mean_over_ranks, shutdown
 from ..errors import ZeroGNNError
 from ..measure.captures import counting_cuda_graph_captures
 from ..measure.environment import collect_environment
-from ..measure.execution import execution_metrics
+from ..measure.execution import execution_metrics, gpu_ms_by_class
 from ..measure.floor import SIZE_SAMPLES, floor_metrics, step_sizes, step_work
 from ..measure.memory import PeakMemory
 from ..measure.trace import profile_window
@@ -207,6 +207,7 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             "host_syncs_per_step": None if trace is None else trace.host_syncs_per_step,
             "host_launches_per_step": None if trace is None else trace.host_launches_per_step,
             "gpu_activities_per_step": None if trace is None else trace.gpu_activities_per_step,
+            "gpu_ms_by_class": gpu_ms_by_class(trace, untraced_ms),
             **floor_metrics(median, step_work(model, sizes), gpu_name),
             "peak_mem_bytes": None if peak_live is None else peak_live - resident,
             "cuda_graph_captures": None if captures is None else captures.count,
