@@ -116,7 +116,7 @@ def _cmd_figures(args: argparse.Namespace) -> None:
             if not any(f.stem == name for f in files):
                 remove_figure(Path(args.out), name)
     else:
-        files = render_all(Path(args.summary), Path(args.runs), Path(args.out), only=args.only)
+        files = render_all(Path(args.summary), Path(args.runs), Path(args.out), only=args.only, size=args.size)
     listing = "".join(f"{path}\n" for path in files)
     print(listing, end="")
     if args.manifest:
@@ -250,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--runs", default="results/runs")
     f.add_argument("--out", default="figures")
     f.add_argument("--manifest", default=None, help="also list the written files in this file")
+    f.add_argument("--size", choices=["overview", "page", "column"], default="overview",
+                   help="overview (default), or a paper's page (7 in wide) or column (3.3 in wide)")
     f.add_argument("--only", action="append", default=None, metavar="FIGURE",
                    help="render only this figure (repeatable); an error if the records cannot support it")
     f.add_argument("--manifest-only", action="store_true",

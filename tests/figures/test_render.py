@@ -125,13 +125,16 @@ def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
     assert "ideal (exact sizes)" in {t.get_text() for t in FIGURES["memory"](data).legends[0].get_texts()}
 
 
-def test_figures_have_readable_text_and_no_overlapping_tick_labels(tmp_path):
+@pytest.mark.parametrize("size, width", [("overview", None), ("page", 7.0), ("column", 3.3)])
+def test_figures_have_readable_text_and_no_overlapping_tick_labels(tmp_path, size, width):
     runs, summary = _setup(tmp_path, _rich_records())
     data = FigureData.load(summary, runs)
     for name, draw in FIGURES.items():
-        with theme():
+        with theme(size):
             fig = draw(data)
             fig.canvas.draw()
+        if width is not None:
+            assert fig.get_figwidth() == pytest.approx(width), name
         renderer = fig.canvas.get_renderer()
         texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
         assert texts and min(t.get_fontsize() for t in texts) >= 7, name  # points, at the figure's size

@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import math
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import matplotlib
 import pandas as pd
@@ -24,55 +25,88 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .style import VariantStyle, variant_order
 
-PANEL_SIZE = (4.2, 3.0)
-MAX_COLS = 3
 EDGE = "0.15"
-# Rough text widths at the theme's font sizes, for wrapping subtitles and sizing legends.
+
+
+@dataclass(frozen=True)
+class FigureSize:
+    """How large a figure is drawn: the overview (a panel 4.2 in wide, for screens and reports), or
+    a paper's page or column width, where the panels share the width and the text is smaller."""
+
+    name: str
+    width: float | None        # total width in inches; None: PANEL_WIDTH per panel
+    max_cols: int
+    panel_height: float
+    font_scale: float
+
+    def panel_width(self, cols: int) -> float:
+        return PANEL_WIDTH if self.width is None else self.width / cols
+
+
+PANEL_WIDTH = 4.2
+SIZES = {
+    "overview": FigureSize("overview", None, 3, 3.0, 1.1),
+    "page": FigureSize("page", 7.0, 3, 2.3, 0.8),
+    "column": FigureSize("column", 3.3, 1, 2.2, 0.8),
+}
+_size = SIZES["overview"]
+# Rough text widths at font scale 1.1, for wrapping subtitles and sizing legends.
 TITLE_CHARS_PER_INCH = 9
 LEGEND_ENTRY_INCHES = 2.0
-# Theme applied while a figure is built (seaborn's whitegrid, hatches drawn with dark thin lines).
-RC = {
-    **sns.axes_style("whitegrid"),
-    **sns.plotting_context("paper", font_scale=1.1),
-    "hatch.color": EDGE,
-    "hatch.linewidth": 0.6,
-    "lines.linewidth": 1.6,
-    "lines.markersize": 7,
-    # TrueType (Type 42) fonts in PDF and PostScript: publishers' checks reject Type 3 bitmap fonts.
-    "pdf.fonttype": 42,
-    "ps.fonttype": 42,
-}
+
+
+def _rc(size: FigureSize) -> dict:
+    """The theme while a figure is built: seaborn's whitegrid at the size's font scale, hatches drawn
+    with dark thin lines, TrueType (Type 42) fonts in PDF and PostScript (publishers' checks reject
+    Type 3 bitmap fonts)."""
+    return {
+        **sns.axes_style("whitegrid"),
+        **sns.plotting_context("paper", font_scale=size.font_scale),
+        "hatch.color": EDGE,
+        "hatch.linewidth": 0.6,
+        "lines.linewidth": 1.6 * size.font_scale / 1.1,
+        "lines.markersize": 7 * size.font_scale / 1.1,
+        "pdf.fonttype": 42,
+        "ps.fonttype": 42,
+    }
 
 
 def new_figure(title: str, n_panels: int, metrics: int = 1,
                subtitle: str | None = None) -> tuple[Figure, list[list[Axes]]]:
-    """A figure with ``axes[panel][metric]``.
+    """A figure with ``axes[panel][metric]``, at the size ``theme()`` was entered with.
 
-    One metric: panels wrap into rows of up to ``MAX_COLS``. Several: one column per panel, one row per
-    metric. Call inside ``theme()`` so that the axes take the theme.
+    Panels wrap into rows of up to the size's ``max_cols``; with several metrics each panel is a column
+    of ``metrics`` axes. Call inside ``theme()`` so that the axes take the theme.
     """
-    if metrics == 1:
-        cols, rows = min(n_panels, MAX_COLS), math.ceil(n_panels / MAX_COLS)
-    else:
-        cols, rows = n_panels, metrics
-    fig = Figure(figsize=(PANEL_SIZE[0] * cols, PANEL_SIZE[1] * rows + 1.0), layout="constrained")
+    size = _size
+    cols = min(n_panels, size.max_cols)
+    panel_rows = math.ceil(n_panels / cols)
+    rows = panel_rows * metrics
+    fig = Figure(figsize=(size.panel_width(cols) * cols, size.panel_height * rows + 1.0), layout="constrained")
     FigureCanvasAgg(fig)
     grid = fig.subplots(rows, cols, squeeze=False)
-    if metrics == 1:
-        flat = list(grid.flat)
-        for ax in flat[n_panels:]:
+    axes = [[grid[(i // cols) * metrics + m, i % cols] for m in range(metrics)] for i in range(n_panels)]
+    used = {id(ax) for panel in axes for ax in panel}
+    for ax in grid.flat:
+        if id(ax) not in used:
             ax.set_visible(False)
-        axes = [[ax] for ax in flat[:n_panels]]
-    else:
-        axes = [list(grid[:, c]) for c in range(cols)]
+    scale = 1.1 / size.font_scale
     if subtitle is not None:
-        title += "\n" + textwrap.fill(subtitle, int(fig.get_figwidth() * TITLE_CHARS_PER_INCH))
+        title += "\n" + textwrap.fill(subtitle, int(fig.get_figwidth() * TITLE_CHARS_PER_INCH * scale))
     fig.suptitle(title)
     return fig, axes
 
 
-def theme() -> contextlib.AbstractContextManager:
-    return matplotlib.rc_context(RC)
+@contextlib.contextmanager
+def theme(size: str = "overview") -> Iterator[None]:
+    """Build figures at ``size`` (a key of ``SIZES``) with the theme for it."""
+    global _size
+    previous, _size = _size, SIZES[size]
+    try:
+        with matplotlib.rc_context(_rc(_size)):
+            yield
+    finally:
+        _size = previous
 
 
 def bars(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantStyle]) -> list:
@@ -134,7 +168,8 @@ def line_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> li
 
 
 def legend(fig: Figure, handles: Sequence[Artist]) -> None:
-    ncols = max(1, min(len(handles), int(fig.get_figwidth() / LEGEND_ENTRY_INCHES)))
+    entry = LEGEND_ENTRY_INCHES * _size.font_scale / 1.1
+    ncols = max(1, min(len(handles), int(fig.get_figwidth() / entry)))
     fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False)
 
 

@@ -53,11 +53,13 @@ def render_all(
     out_dir: str | os.PathLike,
     formats: Sequence[str] = FORMATS,
     only: Sequence[str] | None = None,
+    size: str = "overview",
 ) -> list[Path]:
     """Draw each figure of ``FIGURES`` (or of ``only``) that the summary and records support; return
     the files written.
 
     ``runs_dir`` may be None when only a summary is at hand: the figures that need records are skipped.
+    ``size`` is a key of ``SIZES``: the overview, or a paper's ``page`` (7 in) or ``column`` (3.3 in).
 
     A figure that cannot be drawn prints ``skipped <figure>: <reason>``, and its files from an earlier
     render are removed so that they cannot pass for current results. A figure named in ``only`` that
@@ -68,7 +70,7 @@ def render_all(
     out_dir = Path(out_dir)
     written: list[Path] = []
     for name in names:
-        with theme():
+        with theme(size):
             try:
                 fig = FIGURES[name](data)
             except Skip as reason:
