@@ -1,6 +1,6 @@
 # The two commands of the README:
 #   make reproduce   create .venv, install the project, run the whole pipeline (snakemake, default profile)
-#   make test        create .venv, install the project with its test extra, run the test suite
+#   make test        create .venv, install the project with its test extra, run the whole test suite
 # Without an NVIDIA driver the CPU build of PyTorch is installed first ($(TORCH_CPU), optionally from
 # the index named by TORCH_CPU_INDEX), so the project's own `torch>=2.4` does not pull a CUDA build.
 
@@ -32,7 +32,7 @@ reproduce: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake $(SNAKEMAKE_ARGS)
 
 test: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -m "slow or not slow" $(PYTEST_ARGS)
 
 figures: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake figures $(SNAKEMAKE_ARGS)
