@@ -89,8 +89,16 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
     from .records.summary import summarize
 
     check_writable_file(args.out, "summary --out")
+    if args.markdown:
+        check_writable_file(args.markdown, "summary --markdown")
     df = summarize(Path(args.runs), Path(args.out))
     print(f"{args.out}: {len(df)} runs")
+    if args.markdown:
+        from .atomic import write_text
+        from .records.table import markdown_table
+
+        write_text(args.markdown, markdown_table(df))
+        print(f"{args.markdown}: the same as a markdown table")
 
 
 def _cmd_figures(args: argparse.Namespace) -> None:
@@ -243,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("summarize", help="write the summary table (one row per run record)")
     s.add_argument("--runs", default="results/runs")
     s.add_argument("--out", default="results/summary.csv")
+    s.add_argument("--markdown", default=None, help="also write the summary as a markdown table here")
     s.set_defaults(func=_cmd_summarize)
 
     f = sub.add_parser("figures", help="render every figure the records support (PNG and PDF)")

@@ -6,6 +6,7 @@ import pytest
 
 from zerognn.errors import ZeroGNNError
 from zerognn.records import SUMMARY_COLUMNS, read_summary, summarize
+from zerognn.records.table import markdown_table
 
 from .factory import make_record, write_records
 
@@ -174,3 +175,20 @@ def test_read_summary_rejects_a_parse_error(tmp_path):
     header, first, rest = summary.read_text().split("\n", 2)
     summary.write_text("\n".join([header, '"' + first, rest]))
     _rejected(summary, "is damaged")
+
+
+def test_the_summary_as_a_markdown_table_lists_every_run_in_order(tmp_path):
+    write_records(tmp_path / "runs", [
+        make_record("zerognn", step_ms=(2.0, 3.0, 4.0), batch_size=1024),
+        make_record("host-mediated", batch_size=1024),
+        make_record("my-baseline", model="gcn"),
+        make_record("host-mediated"),
+    ])
+    table = markdown_table(summarize(tmp_path / "runs", tmp_path / "summary.csv")).splitlines()
+    assert table[0].startswith("| dataset | model | variant |") and set(table[1]) == {"|", "-"}
+    assert len(table) == 2 + 4 and all(line.count("|") == table[0].count("|") for line in table)
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in table[2:]]
+    # SAGE first by batch size, host-mediated before zerognn, then the other models
+    assert [(r[1], r[2], r[3]) for r in rows] == [("SAGE", "host-mediated", "256"), ("SAGE", "host-mediated", "1024"),
+                                                 ("SAGE", "zerognn", "1024"), ("GCN", "my-baseline", "256")]
+    assert rows[2][5] == "3.00 (2.20–3.80)" and rows[2][6] == "3.67" and rows[2][8] == ""  # empty: a CPU run

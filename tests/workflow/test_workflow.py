@@ -219,6 +219,7 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     assert set(summary["batch_size"]) == {256, 1024}
     assert {"torch-eager", "toy-baseline", "ext-framework"} <= set(summary["variant"])
     assert (summary["step_ms_median"] > 0).all()
+    assert (cwd / "results" / "summary.md").read_text().count("\n") == len(summary) + 2  # header, rule, rows
     for name in ("batch_sweep", "loss", "breakdown"):
         assert (cwd / "figures" / f"{name}.png").is_file() and (cwd / "figures" / f"{name}.pdf").is_file()
     assert {"torch-eager", "toy-baseline"} <= figure_variants(cwd, "batch_sweep")

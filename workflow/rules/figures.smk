@@ -47,9 +47,10 @@ rule figures:
     params:
         runs=f"{RESULTS}/runs",
         summary=f"{RESULTS}/summary.csv",
+        markdown=f"{RESULTS}/summary.md",
         out=FIGURES,
     conda:
         "../../environment.yml"
     shell:
-        "(zerognn summarize --runs {params.runs:q} --out {params.summary:q} "
+        "(zerognn summarize --runs {params.runs:q} --out {params.summary:q} --markdown {params.markdown:q} "
         "&& zerognn figures --summary {params.summary:q} --runs {params.runs:q} --out {params.out:q}) > {log:q} 2>&1"

@@ -7,6 +7,7 @@ checkpoint summary:
         RUN_RECORDS,
     output:
         report(f"{RESULTS}/summary.csv", caption="../report/summary.rst", category="Results"),
+        markdown=f"{RESULTS}/summary.md",
     log:
         f"{LOGS}/summary.log",
     params:
@@ -14,4 +15,4 @@ checkpoint summary:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn summarize --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
+        "zerognn summarize --runs {params.runs:q} --out {output[0]:q} --markdown {output.markdown:q} > {log:q} 2>&1"

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 
 import seaborn as sns
 
-KNOWN_VARIANTS = (
-    "torch-eager", "host-mediated", "cuda-graph-naive", "dynamic-parallelism", "torch-compile",
-    "zerognn", "zerognn-worstcase",
-)
+from ..records.summary import variant_order
+
 _PALETTE = sns.color_palette("colorblind", 10)
 # (palette index, hatch, marker, dashes); dashes are seaborn's: "" solid, else (on, off, ...) in line
 # widths. ZeroGNN is the solid dark-blue bar and line; its worst-case ablation the light blue.
@@ -41,12 +39,6 @@ class VariantStyle:
     hatch: str
     marker: str
     dashes: str | tuple[float, ...]
-
-
-def variant_order(variants: Iterable[str]) -> list[str]:
-    """Known variants in the paper's order, then the others alphabetically."""
-    names = set(variants)
-    return [v for v in KNOWN_VARIANTS if v in names] + sorted(names - set(KNOWN_VARIANTS))
 
 
 def variant_styles(variants: Iterable[str]) -> dict[str, VariantStyle]:

@@ -23,6 +23,17 @@ from ..errors import ZeroGNNError, one_line
 from .schema import iter_records
 
 BASELINE = "host-mediated"
+# The paper's variants in the order tables and figures list them.
+KNOWN_VARIANTS = (
+    "torch-eager", "host-mediated", "cuda-graph-naive", "dynamic-parallelism", "torch-compile",
+    "zerognn", "zerognn-worstcase",
+)
+
+
+def variant_order(variants: Iterable[str]) -> list[str]:
+    """Known variants in the paper's order, then the others alphabetically."""
+    names = set(variants)
+    return [v for v in KNOWN_VARIANTS if v in names] + sorted(names - set(KNOWN_VARIANTS))
 # Runs that do the same work, so their step times compare; speedup is taken within such a group.
 GROUP_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
 SORT_KEYS = ["dataset", "model", "batch_size", "variant", "gpus"]
