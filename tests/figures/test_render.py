@@ -8,8 +8,9 @@ from zerognn.errors import ZeroGNNError
 from zerognn.figures import FIGURES, render_all
 from zerognn.figures.data import FigureData, Skip
 from zerognn.figures.draw import theme
-from zerognn.figures.style import KNOWN_VARIANTS, variant_styles
+from zerognn.figures.style import variant_styles
 from zerognn.records import summarize
+from zerognn.records.summary import KNOWN_VARIANTS
 
 PHASES = {"sample": 3.0, "gather": 1.0, "forward": 2.0, "backward": 2.5, "optimizer": 0.5}
 CLASSES = {"dense": 0.9, "sampling": 0.4, "aggregation": 0.3, "other": 0.1}

@@ -6,7 +6,7 @@ checkpoint summary:
     input:
         RUN_RECORDS,
     output:
-        report(f"{RESULTS}/summary.csv", caption="../report/summary.rst", category="Results"),
+        csv=report(f"{RESULTS}/summary.csv", caption="../report/summary.rst", category="Results"),
         markdown=f"{RESULTS}/summary.md",
     log:
         f"{LOGS}/summary.log",
@@ -15,4 +15,4 @@ checkpoint summary:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn summarize --runs {params.runs:q} --out {output[0]:q} --markdown {output.markdown:q} > {log:q} 2>&1"
+        "zerognn summarize --runs {params.runs:q} --out {output.csv:q} --markdown {output.markdown:q} > {log:q} 2>&1"
