@@ -34,6 +34,8 @@ def variant_order(variants: Iterable[str]) -> list[str]:
     """Known variants in the paper's order, then the others alphabetically."""
     names = set(variants)
     return [v for v in KNOWN_VARIANTS if v in names] + sorted(names - set(KNOWN_VARIANTS))
+
+
 # Runs that do the same work, so their step times compare; speedup is taken within such a group.
 GROUP_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
 SORT_KEYS = ["dataset", "model", "batch_size", "variant", "gpus"]
