@@ -31,6 +31,27 @@ GIB = 2**30
 BATCH_LABEL = "batch size (seeds per GPU)"
 
 
+def _batch_bars(data: FigureData, df: pd.DataFrame, y: str, title: str, subtitle: str, ylabel: str,
+                log_with_one: bool = False, whiskers: tuple[str, str] | None = None,
+                ylim: tuple[float, float] | None = None) -> Figure:
+    """One panel per dataset and model: a bar per variant and batch size of ``y``; optionally on a log
+    scale with a 1x line, with whiskers from two other columns, or with fixed limits."""
+    groups = list(panels(df, BAR_PANEL_KEYS))
+    fig, axes = new_figure(title, len(groups), subtitle=subtitle)
+    for (panel, sub), (ax,) in zip(groups, axes):
+        order = bars(ax, sub, "batch_size", y, data.styles)
+        if whiskers is not None:
+            bar_whiskers(ax, sub, "batch_size", *whiskers, order)
+        if log_with_one:
+            log_y(ax)
+            ax.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        ax.set(title=panel, xlabel=BATCH_LABEL, ylabel=ylabel)
+        if ylim is not None:
+            ax.set_ylim(ylim)
+    legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
+    return fig
+
+
 def speedup(data: FigureData) -> Figure:
     if not (data.summary["variant"] == BASELINE).any():
         raise Skip(f"no {BASELINE} runs to compare against")
@@ -38,18 +59,10 @@ def speedup(data: FigureData) -> Figure:
     # The whisker is the variant's p10–p90 step time against host-mediated's median step.
     base_ms = df["speedup_vs_host_mediated"] * df["step_ms_median"]
     df = df.assign(speedup_lo=base_ms / df["step_ms_p90"], speedup_hi=base_ms / df["step_ms_p10"])
-    groups = list(panels(df, BAR_PANEL_KEYS))
-    fig, axes = new_figure("Speedup over host-mediated", len(groups),
-                           subtitle="host-mediated's median step time / the variant's (log scale; higher is better; "
-                                    "whiskers: the variant's p10–p90 step)")
-    for (title, sub), (ax,) in zip(groups, axes):
-        order = bars(ax, sub, "batch_size", "speedup_vs_host_mediated", data.styles)
-        bar_whiskers(ax, sub, "batch_size", "speedup_lo", "speedup_hi", order)
-        log_y(ax)
-        ax.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
-        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="speedup (×, log)")
-    legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
-    return fig
+    return _batch_bars(data, df, "speedup_vs_host_mediated", "Speedup over host-mediated",
+                       "host-mediated's median step time / the variant's (log scale; higher is better; "
+                       "whiskers: the variant's p10–p90 step)", "speedup (×, log)", log_with_one=True,
+                       whiskers=("speedup_lo", "speedup_hi"))
 
 
 def gpu_exec_fraction(data: FigureData) -> Figure:
@@ -57,32 +70,18 @@ def gpu_exec_fraction(data: FigureData) -> Figure:
     if df.empty:
         raise Skip("no GPU runs (gpu_exec_fraction is empty)")
     df = df.assign(gpu_busy_pct=100.0 * df["gpu_exec_fraction"])
-    groups = list(panels(df, BAR_PANEL_KEYS))
-    fig, axes = new_figure("GPU execution fraction", len(groups),
-                           subtitle="GPU busy time per step (kernels, copies, memsets; profiled) "
-                                    "/ median unprofiled step time")
-    for (title, sub), (ax,) in zip(groups, axes):
-        bars(ax, sub, "batch_size", "gpu_busy_pct", data.styles)
-        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="GPU busy (% of the step)", ylim=(0, 105))
-    legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
-    return fig
+    return _batch_bars(data, df, "gpu_busy_pct", "GPU execution fraction",
+                       "GPU busy time per step (kernels, copies, memsets; profiled) / median unprofiled step time",
+                       "GPU busy (% of the step)", ylim=(0, 105))
 
 
 def step_over_floor(data: FigureData) -> Figure:
     df = data.summary.dropna(subset=["step_over_floor"])
     if df.empty:
         raise Skip("no floor to compare against (step_over_floor is empty: no GPU runs on a GPU with known peaks)")
-    groups = list(panels(df, BAR_PANEL_KEYS))
-    fig, axes = new_figure("Step time over the hardware floor", len(groups),
-                           subtitle="median step / max(dense FLOPs / fp32 peak, bytes / bandwidth) at live sizes "
-                                    "(1 = the floor; lower is better)")
-    for (title, sub), (ax,) in zip(groups, axes):
-        bars(ax, sub, "batch_size", "step_over_floor", data.styles)
-        log_y(ax)
-        ax.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
-        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="step / floor (×, log)")
-    legend(fig, bar_handles(data.styles, variant_order(df["variant"])))
-    return fig
+    return _batch_bars(data, df, "step_over_floor", "Step time over the hardware floor",
+                       "median step / max(dense FLOPs / fp32 peak, bytes / bandwidth) at live sizes "
+                       "(1 = the floor; lower is better)", "step / floor (×, log)", log_with_one=True)
 
 
 def memory(data: FigureData) -> Figure:
