@@ -164,18 +164,17 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         if replay is not None and trace is not None and trace.gpu_busy_ms_per_step is not None:
             untraced_ms = untraced_gpu_ms_per_step(replay, device)
 
-    # The floor's live sizes: the reference sampler on this rank's batches of the first timed steps.
-    timed = range(spec.warmup_steps, spec.warmup_steps + min(spec.measure_steps, SIZE_SAMPLES))
-    sizes = step_sizes(host_ds.graph, host_ds.train_idx, spec.batch_size, spec.fanouts, spec.seed, list(timed), spe,
-                       batch_index=lambda step: step * world.size + world.rank)
-    gpu_name = torch.cuda.get_device_name(device) if cuda else None
-
     losses = mean_over_ranks(loss_log, world).tolist()
     if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
         raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")
     if not world.is_main:
         barrier(world)  # rank 0 evaluates and writes the record
         return {}
+    # The floor's live sizes: the reference sampler on this rank's batches of the first timed steps.
+    timed = range(spec.warmup_steps, spec.warmup_steps + min(spec.measure_steps, SIZE_SAMPLES))
+    sizes = step_sizes(host_ds.graph, host_ds.train_idx, spec.batch_size, spec.fanouts, spec.seed, list(timed), spe,
+                       batch_index=lambda step: step * world.size + world.rank)
+    environment = collect_environment(device)
     eval_nodes = spec.eval_nodes
     val = accuracy(model, ds, ds.val_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size) if eval_nodes else None
     test = (accuracy(model, ds, ds.test_idx[:eval_nodes], spec.fanouts, spec.seed, spec.batch_size)
@@ -208,7 +207,7 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             "host_launches_per_step": None if trace is None else trace.host_launches_per_step,
             "gpu_activities_per_step": None if trace is None else trace.gpu_activities_per_step,
             "gpu_ms_by_class": gpu_ms_by_class(trace, untraced_ms),
-            **floor_metrics(median, step_work(model, sizes), gpu_name),
+            **floor_metrics(median, step_work(model, sizes), environment["gpu_name"]),
             "peak_mem_bytes": None if peak_live is None else peak_live - resident,
             "cuda_graph_captures": None if captures is None else captures.count,
             "phase_ms": {} if trace is None else trace.phase_ms,
@@ -217,7 +216,7 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         "losses": losses,
         "accuracy": {"val": val, "test": test, "eval_nodes": eval_nodes},
         "variant_info": variant.info(),
-        "environment": collect_environment(device),
+        "environment": environment,
     }
     write_record(out_path, record)
     progress(f"[{run_id}] wrote {out_path}")
