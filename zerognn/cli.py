@@ -53,7 +53,7 @@ def _cmd_dataset_make(args: argparse.Namespace) -> None:
     check_writable_dir(args.out, "dataset directory --out")
     ds = make_dataset(args.name, Path(args.out), scale=args.scale, seed=args.seed,
                       device=None if args.device == "auto" else args.device, ogb_root=args.ogb_root,
-                      force=args.force)
+                      force=args.force, features_on="meta")
     print(f"{args.out}: {ds.name} with {ds.num_nodes:,} nodes, {ds.graph.num_edges:,} edges, "
           f"{ds.num_features} features, {ds.num_classes} classes")
 
@@ -61,7 +61,7 @@ def _cmd_dataset_make(args: argparse.Namespace) -> None:
 def _cmd_dataset_info(args: argparse.Namespace) -> None:
     from .datasets import load_dataset
 
-    ds = load_dataset(Path(args.dir), check=args.check)
+    ds = load_dataset(Path(args.dir), check=args.check, features_on="meta")
     print(json.dumps(ds.meta, indent=2))
 
 
@@ -80,7 +80,8 @@ def _cmd_run(args: argparse.Namespace) -> None:
         dataset=args.dataset, model=args.model, variant=args.variant, batch_size=args.batch_size,
         fanouts=args.fanouts, hidden=args.hidden, lr=args.lr, seed=args.seed,
         warmup_steps=args.warmup_steps, measure_steps=args.measure_steps, profile_steps=args.profile_steps,
-        eval_nodes=args.eval_nodes, gpus=args.gpus, device=args.device, variant_modules=args.variant_module,
+        eval_nodes=args.eval_nodes, gpus=args.gpus, device=args.device, whole_epoch=args.whole_epoch,
+        variant_modules=args.variant_module,
     )
     run(spec, args.dataset_dir, args.out, trace_path=args.trace)
 
@@ -238,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--profile-steps", type=NON_NEGATIVE_INT, default=5)
     r.add_argument("--eval-nodes", type=NON_NEGATIVE_INT, default=2048,
                    help="val/test nodes used for accuracy (0 skips it)")
+    r.add_argument("--whole-epoch", action="store_true",
+                   help="after the measured steps, train and time one whole epoch (every training batch)")
     r.add_argument("--gpus", type=POSITIVE_INT, default=1)
     r.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     r.add_argument("--variant-module", action="append", default=[],

@@ -131,13 +131,13 @@ def test_the_ogb_converter_checks_the_target_before_reading(tmp_path, no_network
 
 
 def test_a_build_with_non_finite_features_is_not_published(built, monkeypatch):
-    write = synthetic._write_features
+    fill = synthetic.fill_features
 
     def with_nan(out, *args):
-        write(out, *args)
+        fill(out, *args)
         out[11, 2] = np.nan
 
-    monkeypatch.setattr(synthetic, "_write_features", with_nan)
+    monkeypatch.setattr(synthetic, "fill_features", with_nan)
     with pytest.raises(ZeroGNNError) as err:
         _make(built, seed=4, force=True)
     message = str(err.value)

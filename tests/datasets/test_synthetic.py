@@ -110,7 +110,7 @@ def test_failed_build_leaves_no_directory(tmp_path, monkeypatch):
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(synthetic, "_write_features", killed)
+    monkeypatch.setattr(synthetic, "fill_features", killed)
     with pytest.raises(KeyboardInterrupt):
         make_synthetic("tiny", out_dir=tmp_path / "tiny")
     assert list(tmp_path.iterdir()) == []
@@ -119,7 +119,7 @@ def test_failed_build_leaves_no_directory(tmp_path, monkeypatch):
 def test_failed_rebuild_keeps_the_previous_dataset(tmp_path, monkeypatch):
     out = tmp_path / "tiny"
     make_synthetic("tiny", out_dir=out)
-    monkeypatch.setattr(synthetic, "_write_features", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(synthetic, "fill_features", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         make_synthetic("tiny", seed=5, out_dir=out, force=True)
     assert load_dataset(out, check=True).meta["seed"] == 0
@@ -177,3 +177,68 @@ def test_cpu_and_cuda_generate_the_same_dataset(tiny):
     _same(make_synthetic("tiny", device="cuda"), tiny, features=False)
     on_gpu = make_synthetic("arxiv-like", scale=0.05, device="cuda")
     _same(on_gpu, make_synthetic("arxiv-like", scale=0.05), features=False)
+
+
+# Regenerated features (papers100M-like): not on disk, computed where the dataset is loaded.
+
+PAPERS_SCALE = 2e-5  # 2,221 nodes
+
+
+@pytest.fixture(scope="module")
+def papers_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("papers") / "papers100M-like"
+    make_synthetic("papers100M-like", scale=PAPERS_SCALE, out_dir=out)
+    return out
+
+
+def test_regenerated_features_are_not_stored_and_load_as_the_in_memory_build(papers_dir):
+    assert not (papers_dir / "features.npy").exists() and (papers_dir / "col.npy").exists()
+    loaded = load_dataset(papers_dir, check=True)
+    assert loaded.meta["features"] == "regenerated"
+    assert loaded.features.dtype == torch.float32 and loaded.features.shape == (loaded.num_nodes, 128)
+    _same(loaded, make_synthetic("papers100M-like", scale=PAPERS_SCALE))
+    loaded.check()
+
+
+def test_regenerated_features_on_meta_are_sizes_only(papers_dir):
+    ds = load_dataset(papers_dir, features_on="meta")
+    assert ds.features.is_meta and ds.num_features == 128
+    ds.check()
+
+
+def test_stored_datasets_say_so(tmp_path):
+    make_synthetic("tiny", out_dir=tmp_path / "tiny")
+    assert load_dataset(tmp_path / "tiny").meta["features"] == "stored"
+
+
+def test_disk_estimate_leaves_out_regenerated_features():
+    papers = scaled(SYNTHETIC["papers100M-like"], 1.0)
+    assert papers.disk_bytes() < 30e9, "rowptr, raw col, labels and splits only"
+    stored = scaled(SYNTHETIC["products-like"], 1.0)
+    assert stored.disk_bytes() > stored.num_nodes * stored.num_features * 4
+
+
+@pytest.mark.parametrize("meta_change, problem", [
+    ({"features": "fp16"}, "features = 'fp16'"),
+    ({"feature_noise": None}, "feature_noise = None"),
+    ({"seed": -1}, "seed = -1"),
+])
+def test_a_bad_feature_mode_is_one_line(papers_dir, tmp_path, meta_change, problem):
+    import json
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(papers_dir, copy)
+    meta = json.loads((copy / "meta.json").read_text()) | meta_change
+    (copy / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(ZeroGNNError, match="rebuild") as err:
+        load_dataset(copy)
+    assert problem in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_regenerated_features_on_the_gpu_match_the_cpu_to_rounding(papers_dir):
+    on_gpu = load_dataset(papers_dir, features_on="cuda")
+    assert on_gpu.features.is_cuda
+    assert torch.allclose(on_gpu.features.cpu(), load_dataset(papers_dir).features, atol=1e-5)

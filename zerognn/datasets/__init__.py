@@ -24,6 +24,7 @@ __all__ = ["KNOWN_DATASETS", "OGB_NAMES", "SYNTHETIC", "Dataset", "SyntheticSpec
 def make_dataset(
     name: str, out_dir: str | Path, scale: float = 1.0, seed: int = 0,
     device: torch.device | str | None = None, ogb_root: str | Path | None = None, force: bool = False,
+    features_on: torch.device | str | None = None,
 ) -> Dataset:
     """Build dataset ``name`` into ``out_dir`` and return it loaded.
 
@@ -32,7 +33,8 @@ def make_dataset(
     and take neither scale nor seed. ``device`` runs the heavy work (default: CUDA when available).
     Arguments, ``out_dir`` and free space are checked before any work; the result is fully checked
     before it is published. ``out_dir`` must be absent or empty, or hold a dataset of ours that
-    ``force`` allows to replace (atomically); anything else is never replaced.
+    ``force`` allows to replace (atomically); anything else is never replaced. Regenerated features
+    of the returned dataset are computed on ``features_on`` (default: ``device``; see ``load_dataset``).
     """
     if name not in KNOWN_DATASETS:
         raise ZeroGNNError(f"unknown dataset {name!r}; choose one of {', '.join(KNOWN_DATASETS)}.")
@@ -40,7 +42,8 @@ def make_dataset(
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if name in SYNTHETIC:
-        return make_synthetic(name, scale=scale, seed=seed, device=device, out_dir=out_dir, force=force)
+        return make_synthetic(name, scale=scale, seed=seed, device=device, out_dir=out_dir, force=force,
+                              features_on=features_on)
     if scale != 1.0:
         raise ZeroGNNError(f"{name} is a real dataset and cannot be scaled; drop the scale or use a synthetic one.")
     root = Path(ogb_root) if ogb_root is not None else Path(out_dir).parent / "ogb"

@@ -21,7 +21,7 @@ import numpy as np
 from ..atomic import atomic_dir
 from ..errors import ZeroGNNError
 from .store import DATASET_FILES, FORMAT_VERSION, dataset_name_in, open_arrays
-from .validate import Invalid, check_arrays, check_sizes
+from .validate import Invalid, check_arrays, check_feature_mode, check_sizes, stored_arrays
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,8 @@ def _check_built(directory: Path, name: str, out_dir: Path, if_invalid: str) -> 
     try:
         meta = json.loads((directory / "meta.json").read_text())
         check_sizes(meta)
-        check_arrays(meta, open_arrays(directory, "r"), full=True)
+        check_feature_mode(meta)
+        check_arrays(meta, open_arrays(directory, "r", stored_arrays(meta)), full=True)
     except (Invalid, OSError, ValueError) as problem:
         raise ZeroGNNError(
             f"the {name} build produced an invalid dataset ({problem}); {out_dir} was left as it was: {if_invalid}."

@@ -14,7 +14,6 @@ scoped to the call and to ogb's dataset module:
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sys
 from collections.abc import Iterator
@@ -74,7 +73,7 @@ def load_ogb(
             yield torch.from_numpy(edge_index[0, s:s + EDGE_CHUNK]), torch.from_numpy(edge_index[1, s:s + EDGE_CHUNK])
 
     with build_into(out_dir, name, force, if_invalid) as tmp:
-        csr = build_csr(n, edge_chunks, device, num_chunks=math.ceil(num_edges / EDGE_CHUNK), col_path=tmp / "col.npy")
+        csr = build_csr(n, edge_chunks, device, num_edges=num_edges, col_path=tmp / "col.npy")
         np.save(tmp / "rowptr.npy", csr.rowptr.numpy())
         np.save(tmp / "features.npy", features)
         np.save(tmp / "labels.npy", labels)

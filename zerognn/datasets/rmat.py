@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import logging
 import math
-import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from ..errors import ZeroGNNError
 from ..graph import CSRGraph, col_dtype_for
 from ..rng import combine, draw, key_int, mix64, uniform_unit
 from .build import create_npy
+from .progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -50,24 +50,14 @@ PURPOSE_PERMUTATION = 2
 CALIBRATION_SAMPLE = 1 << 22
 DEFAULT_CHUNK_EDGES = {"cpu": 1 << 21, "cuda": 1 << 25}
 DEFAULT_MAX_RAW_ENTRIES = {"cpu": 1 << 27, "cuda": 1 << 30}
+# A range's int64 keys, their sorted copy, the sort's scratch and the unique output, with room to spare.
+SORT_BYTES_PER_ENTRY = 48
+MAX_RAW_ENTRIES_GPU = (1 << 31) - 1  # a sort of more elements than int32 counts is not one torch promises
+HOST_SLICE_ENTRIES = 1 << 27
 
 NUMPY_DTYPE = {torch.int32: np.int32, torch.int64: np.int64}
 
 EdgeChunks = Callable[[], Iterable[tuple[torch.Tensor, torch.Tensor]]]
-
-
-class Progress:
-    """Logs 'label: i/total' at most every ``every_s`` seconds, and at the end."""
-
-    def __init__(self, label: str, total: int | None, every_s: float = 10.0) -> None:
-        self.label, self.total, self.every_s = label, total, every_s
-        self.start = self.last = time.monotonic()
-
-    def step(self, done: int) -> None:
-        now = time.monotonic()
-        if now - self.last >= self.every_s or done == self.total:
-            self.last = now
-            log.info("%s: %d/%s chunks (%.1f s)", self.label, done, self.total or "?", now - self.start)
 
 
 def check_num_nodes(num_nodes: int) -> None:
@@ -145,6 +135,15 @@ def default_chunk_edges(device: torch.device | str) -> int:
     return DEFAULT_CHUNK_EDGES["cuda" if torch.device(device).type == "cuda" else "cpu"]
 
 
+def default_max_raw_entries(device: torch.device | str) -> int:
+    """Raw entries per CSR row range: on a GPU as many as its free memory sorts at once (fewer passes)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return DEFAULT_MAX_RAW_ENTRIES["cpu"]
+    free, _ = torch.cuda.mem_get_info(device)
+    return max(DEFAULT_MAX_RAW_ENTRIES["cuda"], min(free // SORT_BYTES_PER_ENTRY, MAX_RAW_ENTRIES_GPU))
+
+
 def node_permutation(num_nodes: int, seed: int, device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor]:
     """(old_of_new, new_of_old): a hash-keyed permutation of [0, num_nodes), the same on every device."""
     ids = torch.arange(num_nodes, dtype=torch.int64, device=device)
@@ -180,8 +179,9 @@ def draws_for_target(
     pair_keys: list[torch.Tensor] = []
     pair_idx: list[torch.Tensor] = []
     while True:
-        progress = Progress(f"R-MAT calibration, draws {drawn}..{stop - 1}", math.ceil((stop - drawn) / chunk_edges))
-        for i, start in enumerate(range(drawn, stop, chunk_edges), 1):
+        progress = Progress(f"R-MAT calibration, draws {drawn}..{stop - 1}", stop - drawn, "edges")
+        first = drawn
+        for start in range(drawn, stop, chunk_edges):
             end = min(start + chunk_edges, stop)
             src, dst = rmat_edges(num_nodes, seed, start, end, device, communities=communities, intra_prob=intra_prob)
             key = torch.minimum(src, dst) * num_nodes + torch.maximum(src, dst)
@@ -190,7 +190,7 @@ def draws_for_target(
                 keep &= (mix64(key) >> (64 - sample_bits)) & ((1 << sample_bits) - 1) == 0
             pair_keys.append(key[keep])
             pair_idx.append(torch.arange(start, end, dtype=torch.int64, device=device)[keep])
-            progress.step(i)
+            progress.step(end - first)
         drawn = stop
         pairs, inverse = torch.unique(torch.cat(pair_keys), return_inverse=True)
         if pairs.numel() >= need:
@@ -207,7 +207,7 @@ def draws_for_target(
 
 def build_csr(
     num_nodes: int, edge_chunks: EdgeChunks, device: torch.device | str, *,
-    num_chunks: int | None = None, col_path: Path | None = None, max_raw_entries: int | None = None,
+    num_edges: int | None = None, col_path: Path | None = None, max_raw_entries: int | None = None,
 ) -> CSRGraph:
     """Symmetrised, deduplicated, loop-free CSR (rows sorted) of the edges ``edge_chunks()`` yields.
 
@@ -218,22 +218,25 @@ def build_csr(
     and deduplicates it, and appends the compacted rows to ``col``. Memory on ``device`` is bounded by the
     range buffer plus O(N); ``col`` goes to an .npy file at ``col_path`` (allocated up front, written
     sequentially) when given, otherwise to host memory. The result is the same for every range split
-    and chunk size. The returned graph's tensors are on the CPU.
+    and chunk size. ``num_edges`` (what the chunks hold in all) makes the progress lines say how far a pass
+    is. The returned graph's tensors are on the CPU.
     """
     device = torch.device(device)
-    max_raw_entries = max_raw_entries or DEFAULT_MAX_RAW_ENTRIES["cuda" if device.type == "cuda" else "cpu"]
+    max_raw_entries = max_raw_entries or default_max_raw_entries(device)
     n = num_nodes
     col_dtype = col_dtype_for(n)
 
     raw_deg = torch.zeros(n, dtype=torch.int64, device=device)
-    progress = Progress("CSR degree count", num_chunks)
-    for i, (src, dst) in enumerate(edge_chunks(), 1):
+    progress = Progress("CSR degree count", num_edges, "edges")
+    done = 0
+    for src, dst in edge_chunks():
         src, dst = src.to(device), dst.to(device)
         if src.numel() and (min(int(src.min()), int(dst.min())) < 0 or max(int(src.max()), int(dst.max())) >= n):
             raise ZeroGNNError(f"edge list holds node ids outside [0, {n}); the input graph is corrupt.")
         keep = src != dst
         raw_deg += torch.bincount(src[keep], minlength=n) + torch.bincount(dst[keep], minlength=n)
-        progress.step(i)
+        done += src.numel()
+        progress.step(done)
     raw_end = torch.cumsum(raw_deg, 0).cpu()
     del raw_deg
     total_raw = int(raw_end[-1])
@@ -248,9 +251,9 @@ def build_csr(
     for k, (r0, r1) in enumerate(ranges, 1):
         base = int(raw_end[r0 - 1]) if r0 else 0
         buf = torch.empty(int(raw_end[r1 - 1]) - base, dtype=torch.int64, device=device)
-        fill = 0
-        progress = Progress(f"CSR rows {r0}..{r1 - 1} (range {k}/{len(ranges)})", num_chunks)
-        for i, (src, dst) in enumerate(edge_chunks(), 1):
+        fill = done = 0
+        progress = Progress(f"CSR rows {r0}..{r1 - 1} (range {k}/{len(ranges)})", num_edges, "edges")
+        for src, dst in edge_chunks():
             src, dst = src.to(device), dst.to(device)
             keep = src != dst
             rows = torch.cat([src[keep], dst[keep]])
@@ -262,15 +265,18 @@ def build_csr(
                 raise RuntimeError("edge_chunks yielded different edges on two passes")
             buf[fill:fill + rows.numel()] = (rows - r0) * n + cols
             fill += rows.numel()
-            progress.step(i)
+            done += src.numel()
+            progress.step(done)
         if fill != buf.numel():
             raise RuntimeError("edge_chunks yielded different edges on two passes")
         keys = torch.unique(buf)
         del buf
         deg[r0:r1] = torch.bincount(keys // n, minlength=r1 - r0).cpu()
-        segment = (keys % n).to(col_dtype).cpu().numpy()
-        col_out[written:written + segment.size] = segment
-        written += segment.size
+        # To the host in slices: host memory stays bounded by a slice, not by the range.
+        for s in range(0, keys.numel(), HOST_SLICE_ENTRIES):
+            segment = (keys[s:s + HOST_SLICE_ENTRIES] % n).to(col_dtype).cpu().numpy()
+            col_out[written:written + segment.size] = segment
+            written += segment.size
         del keys
 
     rowptr = torch.zeros(n + 1, dtype=torch.int64)

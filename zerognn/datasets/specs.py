@@ -1,5 +1,5 @@
-"""The synthetic dataset table (sizes modelled on the OGB graphs), the OGB names we load, input checks
-for (scale, seed) and the disk-space estimate of a build."""
+"""The synthetic dataset table (sizes modelled on the OGB graphs, and whether features are stored or
+regenerated), the OGB names we load, input checks for (scale, seed) and the disk-space estimate of a build."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 
 from ..errors import ZeroGNNError
 from ..graph import col_dtype_for
+from .features import FEATURE_MODES, FEATURES_REGENERATED, FEATURES_STORED
 
 MIN_NODES = 64
 # R-MAT repeats pairs: the raw (pre-dedup) symmetrised col file, written before it is shrunk, held
@@ -33,6 +34,7 @@ class SyntheticSpec:
     train_frac: float
     val_frac: float
     test_frac: float
+    features: str = FEATURES_STORED  # or FEATURES_REGENERATED: computed where the dataset is loaded
 
     def __post_init__(self) -> None:
         fracs = (self.train_frac, self.val_frac, self.test_frac)
@@ -40,6 +42,8 @@ class SyntheticSpec:
             raise ZeroGNNError(
                 f"{self.name}: split fractions {fracs} must be positive and sum to at most 1."
             )
+        if self.features not in FEATURE_MODES:
+            raise ZeroGNNError(f"{self.name}: features must be one of {FEATURE_MODES}, got {self.features!r}.")
         if self.num_classes < 2 or self.num_features < 1:
             raise ZeroGNNError(f"{self.name}: needs at least 2 classes and 1 feature.")
         if self.num_nodes < 2 or self.num_edges < 2:
@@ -60,16 +64,16 @@ class SyntheticSpec:
 
     def disk_bytes(self) -> int:
         """Generous estimate of the disk space a build of this spec needs (see ``dataset_bytes``)."""
-        return dataset_bytes(
-            self.num_nodes, RAW_EDGE_ALLOWANCE * self.num_edges, self.num_features, sum(self.split_sizes())
-        )
+        stored = self.num_features if self.features == FEATURES_STORED else 0
+        return dataset_bytes(self.num_nodes, RAW_EDGE_ALLOWANCE * self.num_edges, stored, sum(self.split_sizes()))
 
 
-def dataset_bytes(num_nodes: int, raw_col_entries: int, num_features: int, num_split_ids: int) -> int:
-    """Disk bytes of a dataset directory, counting col at its raw (pre-dedup) length as it is built."""
+def dataset_bytes(num_nodes: int, raw_col_entries: int, stored_features: int, num_split_ids: int) -> int:
+    """Disk bytes of a dataset directory, counting col at its raw (pre-dedup) length as it is built;
+    ``stored_features`` float32 features per node go to disk (0 when they are regenerated)."""
     col_itemsize = 4 if col_dtype_for(num_nodes) == torch.int32 else 8
     return (
-        (num_nodes + 1) * 8 + raw_col_entries * col_itemsize + num_nodes * num_features * 4
+        (num_nodes + 1) * 8 + raw_col_entries * col_itemsize + num_nodes * stored_features * 4
         + num_nodes * 8 + num_split_ids * 8 + FIXED_BYTES
     )
 
@@ -80,7 +84,9 @@ SYNTHETIC: dict[str, SyntheticSpec] = {
         SyntheticSpec("tiny", 2_000, 20_000, 16, 4, 0.6, 0.2, 0.2),
         SyntheticSpec("arxiv-like", 169_343, 2_315_598, 128, 40, 0.54, 0.18, 0.28),
         SyntheticSpec("products-like", 2_449_029, 123_718_280, 100, 47, 0.08, 0.02, 0.90),
-        SyntheticSpec("papers100M-like", 111_059_956, 3_231_371_744, 128, 172, 0.011, 0.001, 0.002),
+        # float32 features would take 57 GB of disk at full scale: they are regenerated at load instead.
+        SyntheticSpec("papers100M-like", 111_059_956, 3_231_371_744, 128, 172, 0.011, 0.001, 0.002,
+                      FEATURES_REGENERATED),
     )
 }
 

@@ -5,7 +5,8 @@ A dataset is a directory::
     meta.json         format_version, name, source, sizes, dtypes, generator parameters
     rowptr.npy        int64 [N+1]
     col.npy           int32 [E] (int64 when N > 2^31)
-    features.npy      float32 [N, F]
+    features.npy      float32 [N, F]; absent when meta.json says "features": "regenerated" (the rows
+                      are then computed where the dataset is loaded: zerognn.datasets.features)
     labels.npy        int64 [N]: a class in [0, C), or -1 for an unlabelled node in no split
     train_idx.npy, val_idx.npy, test_idx.npy   int64 node ids
 
@@ -19,6 +20,7 @@ check adds the value scans.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,10 +31,10 @@ import torch
 
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
-from .validate import SPLITS, Invalid, check_arrays, check_sizes
+from .features import regenerate_features
+from .validate import ARRAYS, SPLITS, Invalid, check_arrays, check_feature_mode, check_sizes, stored_arrays
 
 FORMAT_VERSION = 1
-ARRAYS = ("rowptr", "col", "features", "labels", "train_idx", "val_idx", "test_idx")
 DATASET_FILES = frozenset({"meta.json", *(f"{key}.npy" for key in ARRAYS)})
 
 
@@ -58,6 +60,13 @@ class Dataset:
     def num_features(self) -> int:
         return int(self.features.shape[1])
 
+    def with_features_on(self, device: torch.device | str) -> Dataset:
+        """This dataset with its regenerated features computed on ``device`` (loaded as sizes only, see
+        ``load_dataset``); stored features are returned as they are."""
+        if not self.features.is_meta:
+            return self
+        return dataclasses.replace(self, features=regenerate_features(self.meta, self.labels, device))
+
     def to(self, device: torch.device | str) -> Dataset:
         return Dataset(
             self.name, self.graph.to(device), self.features.to(device), self.labels.to(device),
@@ -73,7 +82,9 @@ class Dataset:
             "num_classes": self.num_classes,
         }
         try:
-            arrays = {key: _numpy(key, getattr(self, key)) for key in ("features", "labels", *SPLITS)}
+            # Features with no storage (shapes only, see load_dataset) have no values to check.
+            keys = ("labels", *SPLITS) if self.features.is_meta else ("features", "labels", *SPLITS)
+            arrays = {key: _numpy(key, getattr(self, key)) for key in keys}
             arrays.update(rowptr=_numpy("rowptr", self.graph.rowptr), col=_numpy("col", self.graph.col))
             check_sizes(sizes, sizes, source="the dataset")
             check_arrays(sizes, arrays, full)
@@ -96,8 +107,8 @@ def save_dataset(ds: Dataset, directory: Path, extra_meta: dict[str, Any] | None
         "rowptr": ds.graph.rowptr, "col": ds.graph.col, "features": ds.features, "labels": ds.labels,
         "train_idx": ds.train_idx, "val_idx": ds.val_idx, "test_idx": ds.test_idx,
     }
-    for key, tensor in arrays.items():
-        np.save(directory / f"{key}.npy", tensor.detach().cpu().numpy())
+    for key in stored_arrays(ds.meta):
+        np.save(directory / f"{key}.npy", arrays[key].detach().cpu().numpy())
     write_meta(directory, ds, extra_meta)
 
 
@@ -153,6 +164,7 @@ def read_meta(directory: Path) -> dict[str, Any]:
         )
     try:
         check_sizes(meta)
+        check_feature_mode(meta)
     except Invalid as problem:
         raise ZeroGNNError(f"{directory}: {problem}; {_rebuild(directory, meta)}.") from None
     return meta
@@ -170,9 +182,9 @@ def dataset_name_in(directory: Path) -> str | None:
     return name if meta["format_version"] == FORMAT_VERSION and isinstance(name, str) and name else None
 
 
-def open_arrays(directory: Path, mmap_mode: str | None) -> dict[str, np.ndarray]:
+def open_arrays(directory: Path, mmap_mode: str | None, keys: tuple[str, ...] = ARRAYS) -> dict[str, np.ndarray]:
     arrays = {}
-    for key in ARRAYS:
+    for key in keys:
         path = directory / f"{key}.npy"
         if not path.is_file():
             raise Invalid("is missing", key)
@@ -183,20 +195,25 @@ def open_arrays(directory: Path, mmap_mode: str | None) -> dict[str, np.ndarray]
     return arrays
 
 
-def load_dataset(directory: Path, mmap: bool = True, check: bool = False) -> Dataset:
+def load_dataset(directory: Path, mmap: bool = True, check: bool = False,
+                 features_on: torch.device | str = "cpu") -> Dataset:
     """Load a dataset directory written by ``save_dataset`` (arrays memory-mapped by default).
 
     The structural checks always run; ``check`` adds the full value scans (``zerognn dataset info --check``).
+    A dataset whose features are regenerated (meta.json ``features``) gets them computed on
+    ``features_on`` as float32 (on "meta": shapes only, nothing computed); stored features are read.
     """
     directory = Path(directory)
     meta = read_meta(directory)
     try:
         # torch.from_numpy wants a writable array; a copy-on-write memmap keeps memory bounded.
-        arrays = open_arrays(directory, "c" if mmap else None)
+        arrays = open_arrays(directory, "c" if mmap else None, stored_arrays(meta))
         check_arrays(meta, arrays, full=check)
     except Invalid as problem:
         raise ZeroGNNError(f"{directory}: {problem}; {_rebuild(directory, meta)}.") from None
     tensors = {key: torch.from_numpy(arr) for key, arr in arrays.items()}
+    if "features" not in tensors:
+        tensors["features"] = regenerate_features(meta, tensors["labels"], "meta")
     return Dataset(
         name=meta["name"],
         graph=CSRGraph(tensors["rowptr"], tensors["col"]),
@@ -207,6 +224,6 @@ def load_dataset(directory: Path, mmap: bool = True, check: bool = False) -> Dat
         test_idx=tensors["test_idx"],
         num_classes=meta["num_classes"],
         meta=meta,
-    )
+    ).with_features_on(features_on)
 
 

@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..graph import INT32_MAX
+from .features import FEATURE_MODES, FEATURES_REGENERATED, FEATURES_STORED
 
 SPLITS = ("train_idx", "val_idx", "test_idx")
+ARRAYS = ("rowptr", "col", "features", "labels", *SPLITS)
 # meta.json keys every loader relies on: their type and smallest value.
 META_KEYS: dict[str, tuple[type, int | None]] = {
     "format_version": (int, None), "name": (str, None), "num_nodes": (int, 1), "num_edges": (int, 0),
@@ -51,12 +53,36 @@ def check_sizes(meta: dict[str, Any], keys: Iterable[str] = META_KEYS, source: s
             raise Invalid(f"{source} has {key} = {value}, expected at least {minimum}")
 
 
+def check_feature_mode(meta: dict[str, Any], source: str = "meta.json") -> str:
+    """meta.json's ``features``: stored (the default) or regenerated, which needs the generator's inputs."""
+    mode = meta.get("features", FEATURES_STORED)
+    if mode not in FEATURE_MODES:
+        raise Invalid(f"{source} has features = {mode!r}, expected one of {', '.join(FEATURE_MODES)}")
+    if mode == FEATURES_REGENERATED:
+        for key, kind in (("seed", int), ("feature_noise", float)):
+            value = meta.get(key)
+            if isinstance(value, bool) or not isinstance(value, (kind, int)) or value < 0:
+                raise Invalid(f"{source} has regenerated features but {key} = {value!r}, expected a number >= 0")
+    return mode
+
+
+def stored_arrays(meta: dict[str, Any]) -> tuple[str, ...]:
+    """The arrays a dataset keeps on disk: all of ``ARRAYS`` unless its features are regenerated."""
+    if meta.get("features", FEATURES_STORED) == FEATURES_REGENERATED:
+        return tuple(key for key in ARRAYS if key != "features")
+    return ARRAYS
+
+
 def check_arrays(sizes: dict[str, Any], arrays: dict[str, np.ndarray], full: bool) -> None:
-    """Structural checks (dtypes, shapes, CSR pointers, id and label ranges); ``full`` adds value scans."""
+    """Structural checks (dtypes, shapes, CSR pointers, id and label ranges); ``full`` adds value scans.
+
+    Features are checked when ``arrays`` holds them (not when the dataset regenerates them).
+    """
     n, e, f, c = (sizes[key] for key in ("num_nodes", "num_edges", "num_features", "num_classes"))
     _expect(arrays, "rowptr", (np.int64,), (n + 1,), "num_nodes + 1")
     _expect(arrays, "col", (np.int32, np.int64), (e,), "num_edges")
-    _expect(arrays, "features", (np.float32,), (n, f), "(num_nodes, num_features)")
+    if "features" in arrays:
+        _expect(arrays, "features", (np.float32,), (n, f), "(num_nodes, num_features)")
     _expect(arrays, "labels", (np.int64,), (n,), "num_nodes")
     for split in SPLITS:
         _expect(arrays, split, (np.int64,), None, "")
@@ -70,7 +96,7 @@ def check_arrays(sizes: dict[str, Any], arrays: dict[str, np.ndarray], full: boo
     for split in SPLITS:
         _check_range(arrays, split, 0, n, "node ids")
         _check_split_labels(arrays["labels"], arrays[split], split, c)
-    if full:
+    if full and "features" in arrays:
         _check_finite(arrays["features"])
         _check_splits_disjoint(arrays, n)
 
