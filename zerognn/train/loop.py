@@ -9,7 +9,10 @@ Phases, in order, all on the same variant instance and one continuing sequence o
 3. one lead-in step, then ``profile_steps`` steps under torch.profiler, from whose trace come the GPU's
    busy time per step, host syncs and launches per step and the per-phase breakdown (kept apart from 2
    so the profiler's overhead never reaches the step times). The execution fraction sets the busy time
-   against 2's median step (``zerognn.measure.execution``).
+   against 2's median step (``zerognn.measure.execution``);
+4. with ``whole_epoch``: untimed steps up to the next epoch boundary, then that whole epoch — every
+   training batch — timed as one wall-clock interval from an idle GPU to the last update done
+   (``epoch_s_measured``, beside ``epoch_s`` extrapolated from the median step).
 
 CUDA Graph captures are counted over the whole run for every variant alike, and GPU work the trace
 cannot show is measured after the run by the measurement layer (``zerognn.measure.untraced``).
@@ -70,10 +73,38 @@ def _timed_steps(run_step: Callable[[int], None], first: int, count: int, device
     return times
 
 
+def _whole_epoch(run_step: Callable[[int], None], variant, start: int, first: int, spe: int, device: torch.device,
+                 progress: Progress) -> float:
+    """Train steps ``start``..``first``-1 untimed, then the whole epoch from global step ``first``; its
+    wall time in seconds, from an idle GPU to the last update done (the variant's deferred work included)."""
+    if first > start:
+        progress(f"training steps {start}..{first - 1} up to the epoch boundary (not timed)")
+    for g in range(start, first):
+        run_step(g)
+    variant.finish()
+    _synchronize(device)
+    progress(f"timing epoch {first // spe}: {spe} steps")
+    started = time.perf_counter()
+    for g in range(first, first + spe):
+        run_step(g)
+    variant.finish()
+    _synchronize(device)
+    return time.perf_counter() - started
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def _check_fits(spec: RunSpec, ds: Dataset) -> None:
+    # Edge offsets are int64 everywhere; node ids and degrees must fit int32: the kernels keep ids in
+    # int32 columns, and the sampler's multiply-shift draw (zerognn.rng) needs degrees below 2^31.
     if ds.graph.num_nodes >= 2**31:
-        # The kernels and the sampler's multiply-shift draw assume int32 node ids and degrees.
         raise ZeroGNNError(f"{ds.name} has {ds.graph.num_nodes} nodes; node ids must fit int32 (< 2^31)")
+    max_degree = int(ds.graph.degrees().max()) if ds.graph.num_nodes else 0
+    if max_degree >= 2**31:
+        raise ZeroGNNError(f"{ds.name} has a node of degree {max_degree}; the sampler needs degrees below 2^31")
     if spec.batch_size * spec.gpus > ds.train_idx.numel():
         raise ZeroGNNError(
             f"batch size {spec.batch_size} x {spec.gpus} GPU(s) exceeds {ds.name}'s {ds.train_idx.numel()} train "
@@ -110,13 +141,15 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         device = torch.device("cuda", world.local_rank)
     run_id = make_run_id(spec.dataset, spec.model, spec.variant, spec.batch_size, spec.fanouts, spec.gpus)
 
-    host_ds = load_dataset(Path(dataset_dir))
+    host_ds = load_dataset(Path(dataset_dir), features_on="meta")
     if host_ds.name != spec.dataset:
         raise ZeroGNNError(f"{dataset_dir} holds dataset {host_ds.name!r}, not {spec.dataset!r}; "
                            f"point --dataset-dir at the right directory")
     _check_fits(spec, host_ds)
     progress(f"[{run_id}] loading {host_ds.name} ({host_ds.num_nodes:,} nodes, {host_ds.graph.num_edges:,} edges) "
              f"onto {device}")
+    # Regenerated features are computed straight on the run's device (never a host copy).
+    host_ds = host_ds.with_features_on(device)
     ds = host_ds.to(device) if device.type == "cuda" else host_ds
     spe = steps_per_epoch(ds.train_idx.numel(), spec.batch_size * world.size)
 
@@ -126,7 +159,7 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
     # capturable so that a variant may record the step in a CUDA Graph.
     cuda = device.type == "cuda"
     optimizer = torch.optim.Adam(model.parameters(), lr=spec.lr, capturable=cuda, fused=cuda)
-    loss_log = torch.zeros(spec.total_steps, dtype=torch.float32, device=device)
+    loss_log = torch.zeros(spec.steps_run(spe), dtype=torch.float32, device=device)
     memory = PeakMemory(device)
     ctx = VariantContext(ds, model, optimizer, spec.model, spec.fanouts, spec.batch_size, spec.seed, device, loss_log,
                          world, memory)
@@ -157,6 +190,14 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             progress(f"[{run_id}] profiling {spec.profile_steps} steps")
             first = spec.warmup_steps + spec.measure_steps
             trace = profile_window(lambda i: run_step(first + i), spec.profile_steps, device, trace_path)
+
+        epoch_first = spec.whole_epoch_first_step(spe)
+        epoch_s = None
+        if epoch_first is not None:
+            epoch_s = _whole_epoch(run_step, variant, spec.total_steps, epoch_first, spe, device,
+                                   lambda message: progress(f"[{run_id}] {message}"))
+            progress(f"[{run_id}] whole epoch of {spe} steps: {epoch_s:.3f} s "
+                     f"(extrapolated from the median step: {median * spe / 1e3:.3f} s)")
 
         variant.finish()
         replay = variant.untraced_replay()
@@ -201,6 +242,8 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             "step_ms_p10": p10,
             "step_ms_p90": p90,
             "epoch_s": median * spe / 1e3,
+            "epoch_s_measured": epoch_s,
+            "epoch_first_step": epoch_first,
             "seeds_per_s": spec.batch_size * spec.gpus / (median / 1e3),
             **execution_metrics(median, trace, untraced_ms),
             "host_syncs_per_step": None if trace is None else trace.host_syncs_per_step,
