@@ -39,11 +39,13 @@ def make_record(
     floor_ms: float | None = None,
     gpu_activities_per_step: float | None = None,
     gpu_ms_by_class: dict[str, float] | None = None,
+    epoch_s_measured: float | None = None,
+    epoch_first_step: int | None = None,
 ) -> dict[str, Any]:
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
     return {
-        "schema_version": 4,
+        "schema_version": 5,
         "run_id": make_run_id(dataset, model, variant, batch_size, fanouts, gpus),
         "config": {
             "dataset": dataset, "model": model, "variant": variant, "batch_size": batch_size,
@@ -65,6 +67,7 @@ def make_record(
             "gpu_activities_per_step": gpu_activities_per_step, "floor_ms": floor_ms,
             "step_over_floor": None if floor_ms is None else median / floor_ms, "floor_gflop": 1.0,
             "floor_gbytes": 0.1, "gpu_ms_by_class": gpu_ms_by_class or {},
+            "epoch_s_measured": epoch_s_measured, "epoch_first_step": epoch_first_step,
         },
         "losses": [1.5, 1.2, 1.0, 0.9, 0.8, 0.7, 0.6] if losses is None else losses,
         "accuracy": {"val": 0.5, "test": 0.45, "eval_nodes": 100},

@@ -14,7 +14,7 @@ from zerognn.records import (
     validate_record,
     write_record,
 )
-from zerognn.records.schema import FIELDS_NEW_IN_V3
+from zerognn.records.schema import FIELDS_NEW_IN_V3, FIELDS_NEW_IN_V5
 
 from .factory import doc_example, make_record
 
@@ -71,7 +71,7 @@ def _broken(edit):
         (lambda r: r["variant_info"].update(envelope={"hops": [{"hop": 1}]}),
          "variant_info.envelope.hops[0].provisioned"),
         (lambda r: r.update(run_id="something-else"), "run_id"),
-        (lambda r: r.update(schema_version=5), "schema_version"),
+        (lambda r: r.update(schema_version=6), "schema_version"),
         (lambda r: r["metrics"].pop("gpu_busy_ms_per_step"), "metrics.gpu_busy_ms_per_step"),
         (lambda r: r["metrics"].update(cuda_graph_captures=-1), "metrics.cuda_graph_captures"),
         (lambda r: r.update(metrics=[]), "metrics"),
@@ -152,11 +152,38 @@ def test_execution_fraction_and_dilation_must_agree_with_what_they_are_ratios_of
             validate_record(_gpu_record(**metrics))
 
 
+def _schema_4(record):
+    """The record as schema 4 wrote it: no whole-epoch time."""
+    for key in FIELDS_NEW_IN_V5:
+        record["metrics"].pop(key)
+    record["schema_version"] = 4
+    return record
+
+
 def _schema_3(record):
     """The record as schema 3 wrote it: no GPU time per kernel class."""
     record["metrics"].pop("gpu_ms_by_class")
-    record["schema_version"] = 3
+    _schema_4(record)["schema_version"] = 3
     return record
+
+
+def test_schema_4_records_are_read_with_no_whole_epoch(tmp_path):
+    write_record(tmp_path / "old.json", _schema_4(_gpu_record(gpu_ms_by_class={"dense": 1.0})))
+    record = read_record(tmp_path / "old.json")
+    assert record["schema_version"] == SCHEMA_VERSION and record["upgraded_from_schema"] == 4
+    assert record["metrics"]["epoch_s_measured"] is None and record["metrics"]["epoch_first_step"] is None
+    assert record["metrics"]["gpu_ms_by_class"] == {"dense": 1.0}
+    validate_record(record)
+
+
+def test_a_whole_epoch_starts_at_an_epoch_boundary_and_has_a_time():
+    validate_record(make_record(epoch_s_measured=0.5, epoch_first_step=20))
+    with pytest.raises(ZeroGNNError, match="not an epoch boundary"):
+        validate_record(make_record(epoch_s_measured=0.5, epoch_first_step=15))
+    with pytest.raises(ZeroGNNError, match="both be null or both be set"):
+        validate_record(make_record(epoch_s_measured=0.5))
+    with pytest.raises(ZeroGNNError, match="metrics.epoch_s_measured"):
+        validate_record(make_record(epoch_s_measured=0.0, epoch_first_step=20))
 
 
 def _schema_2(record):

@@ -35,6 +35,24 @@ def test_run_writes_a_complete_record(tiny_dataset_dir, tmp_path):
     assert not list(out.parent.glob(".*tmp*"))  # nothing half-written left behind
 
 
+def test_a_whole_epoch_is_trained_and_timed_after_the_measured_steps(tiny_dataset_dir, tmp_path):
+    messages = []
+    # tiny: 1200 train nodes, 12 steps an epoch at B=100; 2 + 4 + 1 + 2 = 9 steps before the epoch.
+    spec = small_spec(whole_epoch=True, batch_size=100)
+    record = run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=messages.append)
+    m = record["metrics"]
+    assert m["steps_per_epoch"] == 12 and m["epoch_first_step"] == 12
+    assert m["epoch_s_measured"] > 0 and record["config"]["whole_epoch"] is True
+    assert len(record["losses"]) == spec.steps_run(12) == 24 and all(v > 0 for v in record["losses"])
+    assert any("steps 9..11 up to the epoch boundary" in msg for msg in messages)
+    assert any("whole epoch of 12 steps" in msg for msg in messages)
+    # The same updates as a run that trains those 24 steps with more warm-up: the phase only adds steps.
+    plain = run(small_spec(warmup_steps=17, measure_steps=4, profile_steps=2, batch_size=100), tiny_dataset_dir,
+                tmp_path / "p.json", progress=lambda m: None)
+    assert plain["losses"] == record["losses"]
+    assert plain["metrics"]["epoch_s_measured"] is None and plain["metrics"]["epoch_first_step"] is None
+
+
 def test_training_reduces_the_loss(tiny_dataset_dir, tmp_path):
     record = run(small_spec(warmup_steps=20, measure_steps=10, profile_steps=0, lr=0.01), tiny_dataset_dir,
                  tmp_path / "r.json", progress=lambda m: None)

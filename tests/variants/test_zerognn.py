@@ -165,3 +165,21 @@ def test_peak_memory_covers_the_steps_before_a_recapture_in_the_timed_window(tin
     assert len(info["captures"]) >= 2 and m["cuda_graph_captures"] == len(info["captures"])
     assert m["peak_mem_bytes"] >= SPIKE_BYTES, m["peak_mem_bytes"]
     assert info["committed_steps"] == 6
+
+
+@pytest.mark.parametrize("variant", ["zerognn", "host-mediated"])
+def test_a_timed_whole_epoch_trains_exactly_the_steps_of_a_plain_run(tiny_dataset_dir, tmp_path, variant):
+    from zerognn.train import RunSpec, run
+
+    common = dict(dataset="tiny", model="sage", variant=variant, batch_size=100, fanouts=FANOUTS, hidden=32,
+                  measure_steps=4, profile_steps=2, eval_nodes=0, device="cuda")
+    # 12 steps an epoch: 2 + 4 + 1 + 2 = 9 steps, then 9..11 untimed, then the epoch 12..23 timed.
+    epoch = run(RunSpec(warmup_steps=2, whole_epoch=True, **common), tiny_dataset_dir, tmp_path / "e.json",
+                progress=lambda m: None)
+    plain = run(RunSpec(warmup_steps=17, **common), tiny_dataset_dir, tmp_path / "p.json", progress=lambda m: None)
+    assert epoch["metrics"]["epoch_first_step"] == 12 and epoch["metrics"]["epoch_s_measured"] > 0
+    assert len(epoch["losses"]) == len(plain["losses"]) == 24
+    # The same batches in the same order (the kernels' float atomics may reorder sums between runs).
+    assert epoch["losses"] == pytest.approx(plain["losses"], rel=1e-4)
+    if variant == "zerognn":
+        assert epoch["variant_info"]["committed_steps"] == 24

@@ -4,7 +4,7 @@
 write records); the field tables below are the machine one. Unknown extra fields are allowed so that
 a newer writer does not break an older reader; every field listed here is required.
 
-Records of schemas 1 and 2 are still read: ``read_record`` upgrades them in memory (``upgrade_record``),
+Records of schemas 1 to 4 are still read: ``read_record`` upgrades them in memory (``upgrade_record``),
 deriving the GPU busy time from what schema 1 stored; fields an older schema lacked are null.
 """
 
@@ -23,8 +23,8 @@ import numpy as np
 from ..atomic import write_json
 from ..errors import ZeroGNNError
 
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 DOC = "docs/records.md"
 
 # A checker is called with (value, field path) and raises _Invalid when the value does not fit.
@@ -157,7 +157,13 @@ METRICS_FIELDS_V3 = METRICS_FIELDS_V2 | {
 }
 METRICS_V3 = obj(METRICS_FIELDS_V3)
 # Schema 4: the step's GPU time per kernel class (zerognn.measure.trace.KERNEL_CLASSES); {} without one.
-METRICS = obj(METRICS_FIELDS_V3 | {"gpu_ms_by_class": map_of(number(0))})
+METRICS_FIELDS_V4 = METRICS_FIELDS_V3 | {"gpu_ms_by_class": map_of(number(0))}
+METRICS_V4 = obj(METRICS_FIELDS_V4)
+# Schema 5: a whole epoch's measured wall time and the global step it started at (null: not run).
+FIELDS_NEW_IN_V5 = ("epoch_s_measured", "epoch_first_step")
+METRICS = obj(METRICS_FIELDS_V4 | {
+    "epoch_s_measured": nullable(number(0, low_open=True)), "epoch_first_step": nullable(integer(0)),
+})
 # gpu_exec_fraction and profiler_dilation are ratios of other fields; a record must agree with itself.
 RATIO_TOLERANCE = 0.01
 # Fields computed exactly from others (percentiles, epoch time, throughput) agree to this: records store
@@ -192,6 +198,7 @@ RECORD = obj(RECORD_FIELDS)
 RECORD_V1 = obj(RECORD_FIELDS | {"metrics": METRICS_V1})
 RECORD_V2 = obj(RECORD_FIELDS | {"metrics": METRICS_V2})
 RECORD_V3 = obj(RECORD_FIELDS | {"metrics": METRICS_V3})
+RECORD_V4 = obj(RECORD_FIELDS | {"metrics": METRICS_V4})
 
 
 def make_run_id(dataset: str, model: str, variant: str, batch_size: int, fanouts: Sequence[int],
@@ -220,7 +227,7 @@ def validate_record(record: Any, source: str | os.PathLike | None = None) -> Non
             RECORD(record, "")  # names a missing or mistyped field first, if that is the problem
             raise _Invalid("schema_version",
                            f"is {version}, this version reads {', '.join(map(str, READABLE_VERSIONS))}")
-        {1: RECORD_V1, 2: RECORD_V2, 3: RECORD_V3}.get(version, RECORD)(record, "")
+        {1: RECORD_V1, 2: RECORD_V2, 3: RECORD_V3, 4: RECORD_V4}.get(version, RECORD)(record, "")
         for key, check in VARIANT_INFO_KNOWN.items():
             if key in record["variant_info"]:
                 check(record["variant_info"][key], f"variant_info.{key}")
@@ -279,7 +286,9 @@ def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
         )
     if version < 3:
         m.update(dict.fromkeys(FIELDS_NEW_IN_V3))
-    m["gpu_ms_by_class"] = {}
+    if version < 4:
+        m["gpu_ms_by_class"] = {}
+    m.update(dict.fromkeys(FIELDS_NEW_IN_V5))
     return record | {"schema_version": SCHEMA_VERSION, "metrics": m, "upgraded_from_schema": version}
 
 
@@ -357,6 +366,13 @@ def _check_consistency(record: dict[str, Any]) -> None:
                      "window_ms / profile_steps / step_ms_median")
     if record["schema_version"] == 2:
         return
+    if record["schema_version"] >= 5:
+        first, spe = m["epoch_first_step"], m["steps_per_epoch"]
+        if (first is None) != (m["epoch_s_measured"] is None):
+            raise _Invalid("metrics.epoch_s_measured", "and epoch_first_step must both be null or both be set")
+        if first is not None and first % spe:
+            raise _Invalid("metrics.epoch_first_step", f"is {first}, not an epoch boundary (a multiple of "
+                                                       f"steps_per_epoch = {spe})")
     floor, over = m["floor_ms"], m["step_over_floor"]
     if (floor is None) != (over is None):
         raise _Invalid("metrics.step_over_floor", "and floor_ms must both be null or both be set")

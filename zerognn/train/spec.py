@@ -49,6 +49,7 @@ class RunSpec:
     gpus: int = 1
     device: str = "auto"
     dtype: str = "float32"
+    whole_epoch: bool = False  # also train and time one whole epoch (metrics.epoch_s_measured)
     variant_modules: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -63,13 +64,25 @@ class RunSpec:
             raise ZeroGNNError(f"lr must be a finite number > 0, got {self.lr}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ZeroGNNError(f"device must be auto, cpu or cuda, got {self.device!r}")
+        if not isinstance(self.whole_epoch, bool):
+            raise ZeroGNNError(f"whole_epoch must be true or false, got {self.whole_epoch!r}")
         if self.dtype != "float32":
             raise ZeroGNNError(f"only float32 training is supported, got dtype {self.dtype!r}")
 
     @property
     def total_steps(self) -> int:
+        """Steps before the whole epoch (if any): warm-up, timed, profiler lead-in and profiled."""
         lead_in = PROFILER_LEAD_IN_STEPS if self.profile_steps else 0
         return self.warmup_steps + self.measure_steps + lead_in + self.profile_steps
+
+    def whole_epoch_first_step(self, steps_per_epoch: int) -> int | None:
+        """The global step the timed whole epoch starts at: the first epoch boundary after ``total_steps``."""
+        return -(-self.total_steps // steps_per_epoch) * steps_per_epoch if self.whole_epoch else None
+
+    def steps_run(self, steps_per_epoch: int) -> int:
+        """Every step the run trains, the whole epoch and the steps up to its start included."""
+        first = self.whole_epoch_first_step(steps_per_epoch)
+        return self.total_steps if first is None else first + steps_per_epoch
 
     def resolve_device(self) -> torch.device:
         if self.device == "cuda" and not torch.cuda.is_available():

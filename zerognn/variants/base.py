@@ -87,7 +87,8 @@ class Variant(ABC):
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
 
     def finish(self) -> None:
-        """Called once after the last step, before losses are read: settle any deferred work."""
+        """Called after the last step of a phase (before a timed whole epoch ends, before losses are
+        read): settle any deferred work. May be called more than once."""
 
     def untraced_replay(self) -> UntracedReplay | None:
         """How to re-run, launched from the host, the GPU work of recent steps that the profiler's
