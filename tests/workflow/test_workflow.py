@@ -61,6 +61,22 @@ def test_paper_config_plans_the_full_study_whatever_machine_plans_it(tmp_path):
     assert "--device cuda" in snakemake(tmp_path, "-n", "-p", "--configfile", "workflow/config/paper.yaml").stdout
 
 
+def test_papers_config_times_a_whole_epoch_for_two_variants_only(tmp_path):
+    cwd = workflow_copy(tmp_path)
+    result = snakemake(cwd, "-n", "-p", "--configfile", "workflow/config/h200-papers.yaml")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert job_counts(output)["run"] == 7, output
+    commands = [line for line in output.splitlines() if "zerognn run " in line or " run --dataset" in line]
+    with_epoch = sorted(re.search(r"--variant (\S+)", c).group(1) for c in commands if "--whole-epoch" in c)
+    assert len(commands) == 7 and with_epoch == ["host-mediated", "zerognn"], output
+    result = snakemake(cwd, "-n", "--configfile", "workflow/config/h200-papers.yaml",
+                       "--config", "whole_epoch_variants=[zerogn]")
+    assert result.returncode != 0
+    errors = [line for line in (result.stdout + result.stderr).splitlines() if "config error" in line]
+    assert len(errors) == 1 and "whole_epoch_variants names unknown variants ['zerogn']" in errors[0], result.stderr
+
+
 def test_command_line_config_lists_are_typed_by_the_schema(tmp_path):
     cwd = workflow_copy(tmp_path)
     result = snakemake(cwd, "-n", "--config", "batch_sizes=[64]", "fanouts=[5,3]", "target=cpu")

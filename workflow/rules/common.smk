@@ -70,6 +70,9 @@ def _planned_variants():
             f"config names unknown variants {unknown}; registered: {sorted(registered)}. "
             "Add an out-of-package variant's module or .py file to `variant_modules`."
         )
+    unknown = [v for v in config["whole_epoch_variants"] if v not in registered]
+    if unknown:
+        raise ZeroGNNError(f"whole_epoch_variants names unknown variants {unknown}; registered: {sorted(registered)}")
     runnable = [v for v in wanted if ON_GPU or not registered[v].requires_cuda]
     for v in wanted:
         if v not in runnable:
@@ -122,6 +125,10 @@ logger.info(f"zerognn: target {TARGET}: planned {len(RUN_IDS)} runs: datasets {D
 def variant_module_option(wildcards):
     spec = VARIANT_MODULE.get(wildcards.variant)
     return "" if spec is None else f"--variant-module {shlex.quote(spec)}"
+
+
+def whole_epoch_option(wildcards):
+    return "--whole-epoch" if wildcards.variant in config["whole_epoch_variants"] else ""
 
 
 def variant_module_source(wildcards):

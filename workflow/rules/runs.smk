@@ -22,6 +22,7 @@ rule run:
         eval_nodes=config["eval_nodes"],
         device=RUN_DEVICE,
         module=variant_module_option,
+        whole_epoch=whole_epoch_option,
         # A multi-GPU run is one process per GPU: torchrun on this node, or srun + torchrun across nodes.
         launcher=lambda wc: run_launcher(int(wc.gpus), config["gpus_per_node"]),
     threads: workflow.cores
@@ -40,4 +41,5 @@ rule run:
         "--batch-size {wildcards.batch} --fanouts {wildcards.fanouts} --gpus {wildcards.gpus} "
         "--device {params.device} --hidden {params.hidden} --lr {params.lr} --seed {params.seed} "
         "--warmup-steps {params.warmup} --measure-steps {params.measure} --profile-steps {params.profile} "
-        "--eval-nodes {params.eval_nodes} --threads {threads} {params.module} --out {output:q} > {log:q} 2>&1"
+        "--eval-nodes {params.eval_nodes} --threads {threads} {params.whole_epoch} {params.module} --out {output:q} "
+        "> {log:q} 2>&1"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# papers100M-like at full scale on one GPU host, in stages that each fit one call of at most 10 minutes;
+# the dataset stays on the machine between calls made back to back.
+#   STAGE=build  builds data/papers100M-like from nothing (timed; progress in $OUT/build.log), then the
+#                GPU tests of the >2^31 paths, the CUDA sampler against the reference on the full graph
+#   STAGE=runs   records workflow/config/h200-papers.yaml: every variant in this one call
+#   STAGE=tests  `pytest -m gpu` (the whole GPU suite)
+# device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_papers.sh  (carry .whl)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --find-links .whl -e ".[test]" > /dev/null 2>&1 || echo "wheel install failed"
+DATASET=data/papers100M-like
+case "${STAGE:?set STAGE to build, runs or tests}" in
+build)
+    df -h . | tail -1
+    free -g | head -2
+    start=$(date +%s)
+    timeout "${BUILD_TIMEOUT:-540}" zerognn dataset make papers100M-like --scale 1.0 --out "$DATASET" \
+        > "$OUT/build.log" 2>&1
+    echo "dataset make rc=$? in $(( $(date +%s) - start )) s"
+    tail -4 "$OUT/build.log"
+    du -sh "$DATASET"; df -h . | tail -1
+    ZEROGNN_FULL_DATASET_DIR=$DATASET timeout "${PYTEST_TIMEOUT:-200}" python3 -m pytest -m gpu -q \
+        -p no:cacheprovider tests/sampling/test_wide_offsets.py 2>&1 | tee "$OUT/pytest-wide.log" | tail -3
+    ;;
+runs)
+    start=$(date +%s)
+    timeout "${SNAKEMAKE_TIMEOUT:-540}" python3 -m snakemake --cores all --configfile workflow/config/h200-papers.yaml \
+        > "$OUT/snakemake.log" 2>&1
+    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'step_ms_median',
+        'epoch_s', 'epoch_s_measured', 'peak_mem_bytes', 'speedup_vs_host_mediated']].to_string())" 2>/dev/null
+    tar czf "$OUT/papers.tgz" results logs figures 2>/dev/null
+    ;;
+tests)
+    timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest-gpu.log" \
+        | tail -4
+    ;;
+esac
