@@ -179,7 +179,7 @@ def test_read_summary_rejects_a_parse_error(tmp_path):
 
 def test_the_summary_as_a_markdown_table_lists_every_run_in_order(tmp_path):
     write_records(tmp_path / "runs", [
-        make_record("zerognn", step_ms=(2.0, 3.0, 4.0), batch_size=1024),
+        make_record("zerognn", step_ms=(2.0, 3.0, 4.0), batch_size=1024, epoch_s_measured=0.031, epoch_first_step=10),
         make_record("host-mediated", batch_size=1024),
         make_record("my-baseline", model="gcn"),
         make_record("host-mediated"),
@@ -191,4 +191,5 @@ def test_the_summary_as_a_markdown_table_lists_every_run_in_order(tmp_path):
     # SAGE first by batch size, host-mediated before zerognn, then the other models
     assert [(r[1], r[2], r[3]) for r in rows] == [("SAGE", "host-mediated", "256"), ("SAGE", "host-mediated", "1024"),
                                                  ("SAGE", "zerognn", "1024"), ("GCN", "my-baseline", "256")]
-    assert rows[2][5] == "3.00 (2.20–3.80)" and rows[2][6] == "3.67" and rows[2][8] == ""  # empty: a CPU run
+    assert rows[2][5] == "3.00 (2.20–3.80)" and rows[2][7] == "3.67" and rows[2][9] == ""  # empty: a CPU run
+    assert rows[2][6] == "0.03 (0.03)" and rows[1][6] == "0.11"  # epoch from the median (measured)

@@ -10,13 +10,18 @@ import pandas as pd
 
 from .summary import variant_order
 
-HEADER = ("| dataset | model | variant | batch | GPUs | step ms, median (p10–p90) | × host-mediated | GPU busy ms "
+HEADER = ("| dataset | model | variant | batch | GPUs | step ms, median (p10–p90) | epoch s, from median (measured) "
+          "| × host-mediated | GPU busy ms "
           "| exec fraction | GPU activities/step | step / floor | syncs/step | launches/step | peak MiB | final loss "
           "| commit |")
 
 
 def _cell(value, fmt: str) -> str:
     return "" if pd.isna(value) else format(value, fmt)
+
+
+def _epoch(extrapolated: float, measured: float) -> str:
+    return f"{extrapolated:.2f}" + ("" if pd.isna(measured) else f" ({measured:.2f})")
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -29,7 +34,8 @@ def markdown_table(df: pd.DataFrame) -> str:
         peak = None if pd.isna(r.peak_mem_bytes) else r.peak_mem_bytes / 2**20
         lines.append(
             f"| {r.dataset} | {r.model.upper()} | {r.variant} | {r.batch_size} | {r.gpus} | {r.step_ms_median:.2f} "
-            f"({r.step_ms_p10:.2f}–{r.step_ms_p90:.2f}) | {_cell(r.speedup_vs_host_mediated, '.2f')} | "
+            f"({r.step_ms_p10:.2f}–{r.step_ms_p90:.2f}) | {_epoch(r.epoch_s, r.epoch_s_measured)} | "
+            f"{_cell(r.speedup_vs_host_mediated, '.2f')} | "
             f"{_cell(r.gpu_busy_ms_per_step, '.2f')} | {_cell(r.gpu_exec_fraction, '.3f')} | "
             f"{_cell(r.gpu_activities_per_step, '.0f')} | {_cell(r.step_over_floor, '.1f')} | "
             f"{_cell(r.host_syncs_per_step, '.0f')} | {_cell(r.host_launches_per_step, '.0f')} | {_cell(peak, '.0f')} "
