@@ -3,7 +3,7 @@
 // count its child needs from device memory and launches the child with an exactly sized grid into
 // cudaStreamTailLaunch. The children are the operators' own kernels, compiled into this module; the
 // build compiles it as relocatable device code and links it with cudadevrt (zerognn/cuda/build.py).
-// zerognn: device-launch
+// zerognn: device-runtime
 #include "sample_neighbors.cu"
 #include "dedupe_nodes.cu"
 #include "rank_new_nodes.cu"

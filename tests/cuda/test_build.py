@@ -9,8 +9,9 @@ EXPECTED_KERNELS = {
     "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes", "relabel_neighbors",
     "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward", "gcn_aggregate_forward",
     "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward", "step_begin", "step_end",
+    "loop_begin", "loop_continue",
 }
-LAUNCHED_FROM_THE_DEVICE = {k for k in EXPECTED_KERNELS if not k.startswith("step_")}
+LAUNCHED_FROM_THE_DEVICE = {k for k in EXPECTED_KERNELS if not k.startswith(("step_", "loop_"))}
 
 
 def test_operators_are_discovered_one_per_file():
@@ -20,8 +21,9 @@ def test_operators_are_discovered_one_per_file():
     assert kernel_operator("dedupe_neighbors").path.name == "dedupe_nodes.cu"
     # the device-launch module includes the operators it launches, but owns only its parents
     assert kernel_operator("dl_dedupe_neighbors").path.name == "device_launch.cu"
-    assert set(ops["device_launch"].kernels) == parents and ops["device_launch"].device_launch
-    assert not any(op.device_launch for name, op in ops.items() if name != "device_launch")
+    assert set(ops["device_launch"].kernels) == parents and ops["device_launch"].device_runtime
+    # the device-driven loop sets graph conditionals from the device: the device runtime, too
+    assert {name for name, op in ops.items() if op.device_runtime} == {"device_launch", "device_loop"}
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from tests.conftest import random_graph
+from zerognn.cuda import device_loop, sampling, step_control
 from zerognn.cuda import launch as launch_module
-from zerognn.cuda import sampling, step_control
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.build import operators
 from zerognn.cuda.launch import device_launched, kernel_arguments, signature
@@ -92,12 +92,15 @@ def _exercise_every_launch_site(step_control_too: bool = True):
     z = torch.zeros(10, 2, 4, requires_grad=True)
     scores = torch.zeros(10, 2, requires_grad=True), torch.zeros(4, 2, requires_grad=True)
     CUDA_OPS.gat(z, *scores, block, 0.2).sum().backward()
-    if not step_control_too:  # zerognn's own control: never device-launched
+    if not step_control_too:  # zerognn's own control and loop: never device-launched
         return
     control = step_control.StepControl(torch.device("cpu"), 100, 10, 8, 2, 3, 0)
     params = torch.zeros(16)
     control.begin(params, torch.zeros(16))
     control.end(params, torch.zeros(16), torch.zeros(()), torch.zeros(5))
+    bounds, stamps = torch.zeros(2, dtype=torch.int64), torch.zeros(6, dtype=torch.int64)
+    device_loop.launch_loop_begin(np.uint64(7), control.state, 5, bounds, stamps)
+    device_loop.launch_loop_continue(np.uint64(7), control.state, bounds, stamps)
 
 
 def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
@@ -120,9 +123,9 @@ def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
         "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes",
         "relabel_neighbors", "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward",
         "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward",
-        "step_begin", "step_end"}
+        "step_begin", "step_end", "loop_begin", "loop_continue"}
     assert set(launched) == host
     launched.clear()
     with device_launched():
         _exercise_every_launch_site(step_control_too=False)
-    assert set(launched) == {f"dl_{name}" for name in host - {"step_begin", "step_end"}}
+    assert set(launched) == {f"dl_{name}" for name in host - {"step_begin", "step_end", "loop_begin", "loop_continue"}}

@@ -22,7 +22,7 @@ from ..errors import ZeroGNNError, missing_extra
 log = logging.getLogger(__name__)
 
 HEADER = "zerognn_common.cuh"
-DEVICE_LAUNCH_MARKER = "// zerognn: device-launch"
+DEVICE_RUNTIME_MARKER = "// zerognn: device-runtime"
 _INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.M)
 _KERNEL = re.compile(r'extern "C" __global__ void (\w+)\s*\(([^)]*)\)', re.S)
 # C types a kernel parameter may have (the typedefs of zerognn_common.cuh included).
@@ -61,7 +61,8 @@ class Operator:
     path: Path
     kernels: tuple[str, ...]
     source: str
-    device_launch: bool = False  # launches kernels from the device: relocatable code, linked with cudadevrt
+    # uses the device runtime (launches kernels, sets graph conditionals): relocatable code, linked with cudadevrt
+    device_runtime: bool = False
     # each kernel's parameters as declared in the .cu file: the one source of what a launch must pass
     signatures: dict[str, tuple[Param, ...]] = field(default_factory=dict, compare=False)
 
@@ -119,7 +120,7 @@ def operators() -> dict[str, Operator]:
             raise ZeroGNNError(f'{path} defines no extern "C" __global__ kernel')
         signatures = {name: parse_params(name, params, path) for name, params in declared}
         found[path.stem] = Operator(path.stem, path, tuple(signatures), _inline_includes(path, text, directory),
-                                    DEVICE_LAUNCH_MARKER in text, signatures)
+                                    DEVICE_RUNTIME_MARKER in text, signatures)
     return found
 
 
@@ -157,7 +158,7 @@ def compile_operator(op: Operator, arch: str):
         from cuda.core import Program, ProgramOptions
     except ImportError as exc:
         raise missing_extra("cuda", "compiling the CUDA operators", exc) from exc
-    options = ProgramOptions(name=op.path.name, arch=arch, std="c++17", relocatable_device_code=op.device_launch)
+    options = ProgramOptions(name=op.path.name, arch=arch, std="c++17", relocatable_device_code=op.device_runtime)
     cache = _program_cache()
     try:
         program = Program(op.source, "c++", options)
@@ -173,11 +174,11 @@ def compile_operator(op: Operator, arch: str):
     finally:
         if cache is not None:
             cache.close()
-    return _link_device_runtime(code, op, arch) if op.device_launch else code
+    return _link_device_runtime(code, op, arch) if op.device_runtime else code
 
 
 def _link_device_runtime(code, op: Operator, arch: str):
-    """Link relocatable device code with cudadevrt (CUDA dynamic parallelism) into a loadable cubin."""
+    """Link relocatable device code with cudadevrt (the device runtime) into a loadable cubin."""
     try:
         from cuda.core import Linker, LinkerOptions, ObjectCode
         from cuda.pathfinder import find_static_lib

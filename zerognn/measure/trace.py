@@ -85,7 +85,7 @@ KERNEL_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dense", ("gemm", "gemv", "cutlass", "cublas", "splitKreduce", "dot_kernel", "reduce_1Block_kernel")),
     ("loss", ("nll_loss", "softmax")),
     ("optimizer", ("multi_tensor_apply", "fused_adam")),
-    ("step control", ("step_begin", "step_end")),
+    ("step control", ("step_begin", "step_end", "loop_begin", "loop_continue")),
 )
 OTHER_CLASS = "other"
 

@@ -38,7 +38,7 @@ from ..measure.environment import collect_environment
 from ..measure.execution import execution_metrics, gpu_ms_by_class
 from ..measure.floor import SIZE_SAMPLES, floor_metrics, step_sizes, step_work
 from ..measure.memory import PeakMemory
-from ..measure.trace import profile_window
+from ..measure.trace import PROFILER_LEAD_IN_STEPS, profile_window
 from ..measure.untraced import untraced_gpu_ms_per_step
 from ..models import build_model
 from ..outputs import exclusive_output
@@ -73,20 +73,46 @@ def _timed_steps(run_step: Callable[[int], None], first: int, count: int, device
     return times
 
 
-def _whole_epoch(run_step: Callable[[int], None], variant, start: int, first: int, spe: int, device: torch.device,
-                 progress: Progress) -> float:
+# The device's clock may not exceed the wall clock around a block; it may miss a little of it (the launch
+# and the loop's first kernel come before the first stamp), not most of it.
+DEVICE_CLOCK_SLACK_MS = 0.02
+DEVICE_CLOCK_MIN_SHARE = 0.8
+
+
+def _device_timed_steps(variant, first: int, count: int, device: torch.device, captures) -> list[float]:
+    """A device-driven variant's steps ``first``.. as one block: each step's time from the GPU clock the
+    variant stamps when a step begins, checked against CUDA events around the whole block."""
+    variant.run_steps(first, 0)  # the previous block has ended: the events time this block alone
+    captured = captures.count
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    variant.run_steps(first, count)
+    end.record()
+    torch.cuda.synchronize(device)
+    stamps = variant.step_stamps_ns(first, count)
+    step_ms = [(b - a) / 1e6 for a, b in zip(stamps, stamps[1:])]
+    device_ms, event_ms = sum(step_ms), start.elapsed_time(end)
+    # A re-capture inside the block (after an overflow) is host time the device's clock does not see.
+    too_little = device_ms < DEVICE_CLOCK_MIN_SHARE * event_ms and captures.count == captured
+    if min(step_ms) <= 0 or device_ms > event_ms + DEVICE_CLOCK_SLACK_MS or too_little:
+        raise ZeroGNNError(f"{variant.name}: its device clock gives {device_ms:.3f} ms for steps {first}.."
+                           f"{first + count - 1} (shortest {min(step_ms):.4f} ms) and CUDA events {event_ms:.3f} ms "
+                           f"around them; the stamps are wrong: this is a bug")
+    return step_ms
+
+
+def _whole_epoch(run_block: Callable[[int, int], None], variant, start: int, first: int, spe: int,
+                 device: torch.device, progress: Progress) -> float:
     """Train steps ``start``..``first``-1 untimed, then the whole epoch from global step ``first``; its
     wall time in seconds, from an idle GPU to the last update done (the variant's deferred work included)."""
     if first > start:
         progress(f"training steps {start}..{first - 1} up to the epoch boundary (not timed)")
-    for g in range(start, first):
-        run_step(g)
+    run_block(start, first - start)
     variant.finish()
     _synchronize(device)
     progress(f"timing epoch {first // spe}: {spe} steps")
     started = time.perf_counter()
-    for g in range(first, first + spe):
-        run_step(g)
+    run_block(first, spe)
     variant.finish()
     _synchronize(device)
     return time.perf_counter() - started
@@ -175,12 +201,21 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             epoch, step = divmod(g, spe)
             variant.step(epoch, step, g)
 
+        def run_block(first: int, count: int) -> None:
+            if variant.device_driven:
+                variant.run_steps(first, count)  # one launch for the block: the GPU drives the steps
+            else:
+                for g in range(first, first + count):
+                    run_step(g)
+
         progress(f"[{run_id}] warm-up: {spec.warmup_steps} steps")
-        for g in range(spec.warmup_steps):
-            run_step(g)
+        run_block(0, spec.warmup_steps)
         progress(f"[{run_id}] measuring {spec.measure_steps} steps")
         memory.start_window()
-        step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
+        if variant.device_driven:
+            step_ms = _device_timed_steps(variant, spec.warmup_steps, spec.measure_steps, device, captures)
+        else:
+            step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
         peak_live = memory.peak_bytes()
         median, p10, p90 = percentiles(step_ms)
         progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
@@ -189,12 +224,21 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
         if spec.profile_steps:
             progress(f"[{run_id}] profiling {spec.profile_steps} steps")
             first = spec.warmup_steps + spec.measure_steps
-            trace = profile_window(lambda i: run_step(first + i), spec.profile_steps, device, trace_path)
+
+            def profiled(i: int) -> None:
+                if not variant.device_driven:
+                    run_step(first + i)
+                elif i < PROFILER_LEAD_IN_STEPS:
+                    run_block(first + i, 1)
+                elif i == PROFILER_LEAD_IN_STEPS:  # the window's steps in one block, as in steady state
+                    run_block(first + i, spec.profile_steps)
+
+            trace = profile_window(profiled, spec.profile_steps, device, trace_path)
 
         epoch_first = spec.whole_epoch_first_step(spe)
         epoch_s = None
         if epoch_first is not None:
-            epoch_s = _whole_epoch(run_step, variant, spec.total_steps, epoch_first, spe, device,
+            epoch_s = _whole_epoch(run_block, variant, spec.total_steps, epoch_first, spe, device,
                                    lambda message: progress(f"[{run_id}] {message}"))
             progress(f"[{run_id}] whole epoch of {spe} steps: {epoch_s:.3f} s "
                      f"(extrapolated from the median step: {median * spe / 1e3:.3f} s)")

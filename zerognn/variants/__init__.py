@@ -27,6 +27,7 @@ _BUILTIN_MODULES = (
     "zerognn.variants.torch_compile",
     "zerognn.variants.zerognn",
     "zerognn.variants.zerognn_worstcase",
+    "zerognn.variants.zerognn_epoch",
 )
 _builtins_loaded = False
 

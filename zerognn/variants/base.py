@@ -56,6 +56,9 @@ class Variant(ABC):
     requires_cuda: ClassVar[bool] = False
     # Written but not yet validated on a GPU: `variants: all` leaves it out; naming it runs it.
     experimental: ClassVar[bool] = False
+    # The GPU drives its own steps: the run loop hands it blocks of steps (``run_steps``) and takes each
+    # step's time from the device's clock (``step_stamps_ns``) instead of events around host calls.
+    device_driven: ClassVar[bool] = False
 
     def __init__(self, ctx: VariantContext):
         self.ctx = ctx
@@ -85,6 +88,14 @@ class Variant(ABC):
     @abstractmethod
     def step(self, epoch: int, step: int, global_step: int) -> None:
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
+
+    def run_steps(self, first: int, count: int) -> None:
+        """A device-driven variant's global steps ``first`` .. ``first + count - 1``, possibly queued."""
+        raise NotImplementedError(f"{self.name} is not device-driven")
+
+    def step_stamps_ns(self, first: int, count: int) -> list[int]:
+        """A device-driven variant's GPU clock (ns) at the start of each of those steps and after the last."""
+        raise NotImplementedError(f"{self.name} is not device-driven")
 
     def finish(self) -> None:
         """Called after the last step of a phase (before a timed whole epoch ends, before losses are

@@ -140,7 +140,7 @@ class ZeroGNN(Variant):
         # A CUDA Graph freed by the cycle collector during capture invalidates the capture, and
         # torch.cuda.graph no longer collects by default: collect now, while that is harmless.
         gc.collect()
-        graph = torch.cuda.CUDAGraph()
+        graph = self._new_cuda_graph()
         with ctx.memory.capture() as memory, torch.cuda.graph(graph, stream=side):
             self._body(force_rollback=False)
         torch.cuda.synchronize(ctx.device)
@@ -152,6 +152,9 @@ class ZeroGNN(Variant):
                                "frontier_capacity": list(self.envelope.frontier_capacity),
                                "graph_pool_bytes": memory.pool_bytes,
                                "graph_working_set_bytes": memory.working_set_bytes})
+
+    def _new_cuda_graph(self) -> torch.cuda.CUDAGraph:
+        return torch.cuda.CUDAGraph()
 
     # ------------------------------------------------------------------ steady state
 

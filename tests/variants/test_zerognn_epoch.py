@@ -1,0 +1,74 @@
+"""zerognn-epoch: zerognn's step looped on the device trains exactly as zerognn does, one launch a block (GPU)."""
+
+import pytest
+import torch
+
+from zerognn.datasets import load_dataset
+
+from .runner import run_steps
+from .test_zerognn import FANOUTS, _too_small
+
+pytestmark = pytest.mark.gpu
+STEPS = 40  # tiny at B=128: 9 steps an epoch, so 4.4 epochs
+
+
+@pytest.fixture(scope="module")
+def ds(tiny_dataset_dir):
+    return load_dataset(tiny_dataset_dir).to("cuda")
+
+
+def _close(a, b):
+    return float(((a - b).abs() / b.abs()).max())
+
+
+def test_one_block_of_several_epochs_trains_like_zerognn(ds):
+    _, zero, p_zero = run_steps(ds, "zerognn", "sage", STEPS, fanouts=FANOUTS)
+    v, looped, p_looped = run_steps(ds, "zerognn-epoch", "sage", STEPS, fanouts=FANOUTS, blocks=[STEPS])
+    # The same graph on the same batches: only the float atomics' order may differ between two runs.
+    assert _close(looped, zero) < 1e-4, (looped[:5], zero[:5])
+    assert max(float((a - b).abs().max()) for a, b in zip(p_zero, p_looped)) < 1e-3
+    info = v.info()
+    assert info["committed_steps"] == STEPS and info["overflow_count"] == 0
+    # two epochs a launch at most (one permutation row each): 0..17, 18..35, 36..39
+    assert info["loop_lengths"] == [4, 18]
+
+
+def test_the_counter_and_the_mirror_agree_after_every_launch(ds):
+    v, _, _ = run_steps(ds, "zerognn-epoch", "sage", 3, fanouts=FANOUTS, blocks=[3])
+    done = 3
+    for count in (1, 7, 9, 11, 0, 2):
+        v.run_steps(done, count)
+        done += count
+        v.finish()
+        assert int(v.control.state[0]) == v.control.read_mirror()[0] == done
+        stamps = v.step_stamps_ns(done - count, count)
+        assert all(b > a for a, b in zip(stamps, stamps[1:])), stamps
+
+
+def test_an_overflow_mid_block_is_regrown_and_trains_like_zerognn(ds):
+    def squeeze(v):
+        v.make_envelope = lambda: _too_small(v)
+
+    _, zero, p_zero = run_steps(ds, "zerognn", "sage", 30, fanouts=FANOUTS, configure=squeeze)
+    v, looped, p_looped = run_steps(ds, "zerognn-epoch", "sage", 30, fanouts=FANOUTS, configure=squeeze,
+                                    blocks=[30])
+    info = v.info()
+    assert info["overflow_count"] >= 1 and info["recoveries"] and info["committed_steps"] == 30, info
+    assert len(info["captures"]) == 1 + len(info["recoveries"])
+    assert _close(looped, zero) < 1e-4, (looped[:5], zero[:5])
+    assert max(float((a - b).abs().max()) for a, b in zip(p_zero, p_looped)) < 1e-3
+
+
+def test_a_run_of_zerognn_epoch_launches_once_a_block_and_times_steps_on_the_device(tiny_dataset_dir, tmp_path):
+    from zerognn.train import RunSpec, run
+
+    spec = RunSpec(dataset="tiny", model="sage", variant="zerognn-epoch", batch_size=100, fanouts=FANOUTS,
+                   hidden=32, warmup_steps=5, measure_steps=8, profile_steps=8, eval_nodes=0, device="cuda",
+                   whole_epoch=True)
+    record = run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
+    m = record["metrics"]
+    assert m["host_syncs_per_step"] == 0 and m["host_launches_per_step"] == pytest.approx(1 / 8), m
+    assert len(m["step_ms"]) == 8 and min(m["step_ms"]) > 0
+    assert m["epoch_first_step"] == 24 and m["epoch_s_measured"] > 0
+    assert record["variant_info"]["committed_steps"] == 36
+    torch.cuda.synchronize()

@@ -1,0 +1,125 @@
+"""A CUDA Graph that runs a captured step graph in a device-side loop (``kernels/device_loop.cu``).
+
+``DeviceLoop(step_graph, ...)`` builds, with the CUDA runtime's graph API (cuda-bindings), the graph
+
+    loop_begin  ->  WHILE(handle) { child: the step graph  ->  loop_continue }
+
+and instantiates it once. ``loop_begin`` reads the committed-step counter and sets the loop's bound
+(the counter + ``length``); ``loop_continue`` keeps the loop going while the bound is not reached and no
+step has been rolled back. One ``launch`` is one host API call for ``length`` steps. The step graph is
+cloned into the loop's body (``cudaGraphAddChildGraphNode``): its kernels keep the buffers the capture
+gave them, so the PyTorch graph (and its memory pool) must outlive the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import ZeroGNNError, missing_extra
+from .launch import launch
+
+
+def _runtime():
+    try:
+        from cuda.bindings import runtime
+    except ImportError as exc:
+        raise missing_extra("cuda", "the device-driven loop", exc) from exc
+    return runtime
+
+
+def _check(result: tuple) -> Any:
+    """cuda-bindings returns (error, *values): raise on an error, else the value(s)."""
+    rt = _runtime()
+    err, *values = result
+    if err != rt.cudaError_t.cudaSuccess:
+        raise ZeroGNNError(f"CUDA graph API error {err.name}: {rt.cudaGetErrorString(err)[1].decode()}; the "
+                           f"device-driven loop needs CUDA 12.4 or newer (conditional graph nodes)")
+    return values[0] if len(values) == 1 else (tuple(values) if values else None)
+
+
+def _nodes(graph) -> list:
+    rt = _runtime()
+    _, count = _check(rt.cudaGraphGetNodes(graph, 0))
+    if not count:
+        return []
+    nodes, _ = _check(rt.cudaGraphGetNodes(graph, count))
+    return list(nodes)
+
+
+def _capture_into(graph, dependencies: list, stream: torch.cuda.Stream, body: Callable[[], None]) -> list:
+    """Run ``body`` (kernel launches on ``stream``) captured into ``graph`` after ``dependencies``; the new nodes."""
+    rt = _runtime()
+    before = {int(n) for n in _nodes(graph)}
+    handle = rt.cudaStream_t(stream.cuda_stream)
+    _check(rt.cudaStreamBeginCaptureToGraph(handle, graph, dependencies or None, None, len(dependencies),
+                                            rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed))
+    try:
+        with torch.cuda.stream(stream):
+            body()
+    finally:
+        _check(rt.cudaStreamEndCapture(handle))
+    return [n for n in _nodes(graph) if int(n) not in before]
+
+
+def launch_loop_begin(handle: np.uint64, state: torch.Tensor, length: int, bounds: torch.Tensor,
+                      stamps: torch.Tensor) -> None:
+    launch("loop_begin", 1, handle, state, np.int64(length), bounds, stamps, np.int64(stamps.numel()), threads=1)
+
+
+def launch_loop_continue(handle: np.uint64, state: torch.Tensor, bounds: torch.Tensor, stamps: torch.Tensor) -> None:
+    launch("loop_continue", 1, handle, state, bounds, stamps, np.int64(stamps.numel()), threads=1)
+
+
+class DeviceLoop:
+    """``length`` training steps per launch: the step graph looped on the device (see the module doc)."""
+
+    def __init__(self, step_graph: int, state: torch.Tensor, bounds: torch.Tensor, stamps: torch.Tensor,
+                 length: int, stream: torch.cuda.Stream) -> None:
+        rt = _runtime()
+        self.length = length
+        self._graph = _check(rt.cudaGraphCreate(0))
+        self._exec = None
+        try:
+            handle = _check(rt.cudaGraphConditionalHandleCreate(
+                self._graph, 0, rt.cudaGraphConditionalHandleFlags.cudaGraphCondAssignDefault))
+            handle_arg = np.uint64(int(handle))
+            begin = _capture_into(self._graph, [], stream,
+                                  lambda: launch_loop_begin(handle_arg, state, length, bounds, stamps))
+            params = rt.cudaGraphNodeParams()
+            params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional
+            params.conditional.handle = handle
+            params.conditional.type = rt.cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
+            params.conditional.size = 1
+            _check(rt.cudaGraphAddNode(self._graph, begin, None, len(begin), params))
+            body = params.conditional.phGraph_out[0]
+            step = _check(rt.cudaGraphAddChildGraphNode(body, None, 0, rt.cudaGraph_t(step_graph)))
+            _capture_into(body, [step], stream, lambda: launch_loop_continue(handle_arg, state, bounds, stamps))
+            self._exec = _check(rt.cudaGraphInstantiate(self._graph, 0))
+        except BaseException:
+            self.close()
+            raise
+
+    def launch(self, stream: torch.cuda.Stream) -> None:
+        """Enqueue one run of the loop on ``stream`` (one host API call)."""
+        rt = _runtime()
+        _check(rt.cudaGraphLaunch(self._exec, rt.cudaStream_t(stream.cuda_stream)))
+
+    def close(self) -> None:
+        """Destroy the instantiated and the built graph (the step graph is the caller's)."""
+        rt = _runtime()
+        if self._exec is not None:
+            _check(rt.cudaGraphExecDestroy(self._exec))
+            self._exec = None
+        if self._graph is not None:
+            _check(rt.cudaGraphDestroy(self._graph))
+            self._graph = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,110 @@
+"""``zerognn-epoch``: zerognn's step graph looped on the device, so one host launch trains a block of steps.
+
+The step is zerognn's, captured the same way; the graph launched is a ``DeviceLoop``
+(``zerognn.cuda.device_loop``): the step graph as the body of a WHILE conditional node driven by the
+device's committed-step counter. A block of steps — a whole epoch, or the run loop's warm-up, timed or
+profiled steps — is one ``cudaGraphLaunch``; the host only fills an epoch's permutation before the
+block that reaches it (two epochs fit, one per row) and watches the pinned mirror of the counter.
+
+An overflow rolls the step back as in zerognn, and the loop ends at that step. The host notices it
+through the mirror, grows the envelope, re-captures, rebuilds the loop and launches again from the
+device's counter: no batch is dropped, repeated or reordered, and the updates are zerognn's.
+
+Each loop iteration stamps the GPU's clock (%globaltimer) when a step begins, so the run loop keeps
+per-step times (median, p10-p90) without a host call per step.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from ..cuda.device_loop import DeviceLoop
+from . import register
+from .zerognn import ZeroGNN
+
+
+@register
+class ZeroGNNEpoch(ZeroGNN):
+    name = "zerognn-epoch"
+    description = "zerognn's step graph in a device-side WHILE loop: one host launch per block of steps (an epoch)"
+    device_driven = True
+    experimental = True
+
+    def setup(self) -> None:
+        ctx = self.ctx
+        self._loops: dict[int, DeviceLoop] = {}
+        self._bounds = torch.zeros(2, dtype=torch.int64, device=ctx.device)
+        # stamps[g]: the GPU clock when step g began; one slot past the last step the run can take
+        self._stamps = torch.zeros(ctx.loss_log.numel() + 1, dtype=torch.int64, device=ctx.device)
+        self._expected = 0   # the committed count the launches so far end at
+        super().setup()
+
+    # ------------------------------------------------------------------ capture
+
+    def _new_cuda_graph(self) -> torch.cuda.CUDAGraph:
+        return torch.cuda.CUDAGraph(keep_graph=True)  # its cudaGraph_t becomes the loop's body
+
+    def _capture(self, reason: str) -> None:
+        for loop in self._loops.values():
+            loop.close()
+        self._loops = {}
+        super()._capture(reason)
+        self._graph.instantiate()
+
+    def _loop(self, length: int) -> DeviceLoop:
+        loop = self._loops.get(length)
+        if loop is None:
+            loop = DeviceLoop(self._graph.raw_cuda_graph(), self.control.state, self._bounds, self._stamps, length,
+                              self._stream)
+            self._loops[length] = loop
+        return loop
+
+    # ------------------------------------------------------------------ steady state
+
+    def step(self, epoch: int, step: int, global_step: int) -> None:
+        self.run_steps(global_step, 1)
+
+    def run_steps(self, first: int, count: int) -> None:
+        """Launch the steps up to ``first + count``; the last launch is left running."""
+        target = first + count
+        while True:
+            committed = self._settle()
+            if committed >= target:
+                return
+            epoch = committed // self._steps_per_epoch
+            stop = min(target, (epoch + 2) * self._steps_per_epoch)  # two permutation rows
+            self._fill_permutation(epoch)
+            if stop > (epoch + 1) * self._steps_per_epoch:
+                self._fill_permutation(epoch + 1)
+            self._loop(stop - committed).launch(torch.cuda.current_stream(self.ctx.device))
+            self._expected = stop
+            self._target = stop
+
+    def _settle(self) -> int:
+        """Wait (reading the pinned mirror, no API call) until the last launch ended; after a rollback grow
+        the envelope and re-capture. Returns the committed step count."""
+        while True:
+            committed, rolled_back = self.control.read_mirror()
+            if rolled_back != self._rolled_back_seen:
+                torch.cuda.synchronize(self.ctx.device)
+                committed, rolled_back = self.control.read_mirror()
+                self._rolled_back_seen = rolled_back
+                self._grow(committed)
+                return self.control.read_mirror()[0]
+            if committed >= self._expected:
+                return committed
+            time.sleep(0)
+
+    def finish(self) -> None:
+        self.run_steps(self._expected, 0)
+        torch.cuda.synchronize(self.ctx.device)
+
+    def step_stamps_ns(self, first: int, count: int) -> list[int]:
+        torch.cuda.synchronize(self.ctx.device)
+        return self._stamps[first:first + count + 1].tolist()
+
+    def info(self) -> dict[str, Any]:
+        return super().info() | {"loop_lengths": sorted(self._loops)}
