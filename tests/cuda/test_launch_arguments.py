@@ -99,7 +99,7 @@ def _exercise_every_launch_site(step_control_too: bool = True):
     control.begin(params, torch.zeros(16))
     control.end(params, torch.zeros(16), torch.zeros(()), torch.zeros(5))
     bounds, stamps = torch.zeros(2, dtype=torch.int64), torch.zeros(6, dtype=torch.int64)
-    device_loop.launch_loop_begin(np.uint64(7), control.state, 5, bounds, stamps)
+    device_loop.launch_loop_begin(np.uint64(7), control.state, torch.zeros(1, dtype=torch.int64), bounds, stamps)
     device_loop.launch_loop_continue(np.uint64(7), control.state, bounds, stamps)
 
 

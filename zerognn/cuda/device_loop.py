@@ -4,9 +4,10 @@
 
     loop_begin  ->  WHILE(handle) { child: the step graph  ->  loop_continue }
 
-and instantiates it once. ``loop_begin`` reads the committed-step counter and sets the loop's bound
-(the counter + ``length``); ``loop_continue`` keeps the loop going while the bound is not reached and no
-step has been rolled back. One ``launch`` is one host API call for ``length`` steps. The step graph is
+and instantiates it once. ``loop_begin`` reads the committed-step counter and the number of steps the
+host asked for (a pinned host word), and sets the loop's bound; ``loop_continue`` keeps the loop going
+while the bound is not reached and no step has been rolled back. One ``launch`` is one host API call for
+any number of steps. The step graph is
 cloned into the loop's body (``cudaGraphAddChildGraphNode``): its kernels keep the buffers the capture
 gave them, so the PyTorch graph (and its memory pool) must outlive the loop.
 """
@@ -65,9 +66,9 @@ def _capture_into(graph, dependencies: list, stream: torch.cuda.Stream, body: Ca
     return [n for n in _nodes(graph) if int(n) not in before]
 
 
-def launch_loop_begin(handle: np.uint64, state: torch.Tensor, length: int, bounds: torch.Tensor,
+def launch_loop_begin(handle: np.uint64, state: torch.Tensor, request: torch.Tensor, bounds: torch.Tensor,
                       stamps: torch.Tensor) -> None:
-    launch("loop_begin", 1, handle, state, np.int64(length), bounds, stamps, np.int64(stamps.numel()), threads=1)
+    launch("loop_begin", 1, handle, state, request, bounds, stamps, np.int64(stamps.numel()), threads=1)
 
 
 def launch_loop_continue(handle: np.uint64, state: torch.Tensor, bounds: torch.Tensor, stamps: torch.Tensor) -> None:
@@ -75,12 +76,14 @@ def launch_loop_continue(handle: np.uint64, state: torch.Tensor, bounds: torch.T
 
 
 class DeviceLoop:
-    """``length`` training steps per launch: the step graph looped on the device (see the module doc)."""
+    """The step graph looped on the device (see the module doc): ``launch(steps)`` trains that many steps."""
 
     def __init__(self, step_graph: int, state: torch.Tensor, bounds: torch.Tensor, stamps: torch.Tensor,
-                 length: int, stream: torch.cuda.Stream) -> None:
+                 stream: torch.cuda.Stream) -> None:
         rt = _runtime()
-        self.length = length
+        # read by loop_begin when a launch starts; written only while no launch is in flight
+        self._request = torch.zeros(1, dtype=torch.int64, pin_memory=True)
+        self._request_view = self._request.numpy()
         self._graph = _check(rt.cudaGraphCreate(0))
         self._exec = None
         try:
@@ -88,7 +91,7 @@ class DeviceLoop:
                 self._graph, 0, rt.cudaGraphConditionalHandleFlags.cudaGraphCondAssignDefault))
             handle_arg = np.uint64(int(handle))
             begin = _capture_into(self._graph, [], stream,
-                                  lambda: launch_loop_begin(handle_arg, state, length, bounds, stamps))
+                                  lambda: launch_loop_begin(handle_arg, state, self._request, bounds, stamps))
             params = rt.cudaGraphNodeParams()
             params.type = rt.cudaGraphNodeType.cudaGraphNodeTypeConditional
             params.conditional.handle = handle
@@ -103,9 +106,11 @@ class DeviceLoop:
             self.close()
             raise
 
-    def launch(self, stream: torch.cuda.Stream) -> None:
-        """Enqueue one run of the loop on ``stream`` (one host API call)."""
+    def launch(self, steps: int, stream: torch.cuda.Stream) -> None:
+        """Enqueue ``steps`` training steps on ``stream`` (one host API call). The previous launch must have
+        ended: its loop_begin reads the same request."""
         rt = _runtime()
+        self._request_view[0] = steps
         _check(rt.cudaGraphLaunch(self._exec, rt.cudaStream_t(stream.cuda_stream)))
 
     def close(self) -> None:

@@ -35,11 +35,12 @@ class ZeroGNNEpoch(ZeroGNN):
 
     def setup(self) -> None:
         ctx = self.ctx
-        self._loops: dict[int, DeviceLoop] = {}
+        self._loop: DeviceLoop | None = None
         self._bounds = torch.zeros(2, dtype=torch.int64, device=ctx.device)
         # stamps[g]: the GPU clock when step g began; one slot past the last step the run can take
         self._stamps = torch.zeros(ctx.loss_log.numel() + 1, dtype=torch.int64, device=ctx.device)
         self._expected = 0   # the committed count the launches so far end at
+        self._launch_lengths: list[int] = []
         super().setup()
 
     # ------------------------------------------------------------------ capture
@@ -48,19 +49,13 @@ class ZeroGNNEpoch(ZeroGNN):
         return torch.cuda.CUDAGraph(keep_graph=True)  # its cudaGraph_t becomes the loop's body
 
     def _capture(self, reason: str) -> None:
-        for loop in self._loops.values():
-            loop.close()
-        self._loops = {}
+        if self._loop is not None:  # its body is a copy of the graph about to be freed
+            self._loop.close()
+            self._loop = None
         super()._capture(reason)
         self._graph.instantiate()
-
-    def _loop(self, length: int) -> DeviceLoop:
-        loop = self._loops.get(length)
-        if loop is None:
-            loop = DeviceLoop(self._graph.raw_cuda_graph(), self.control.state, self._bounds, self._stamps, length,
-                              self._stream)
-            self._loops[length] = loop
-        return loop
+        self._loop = DeviceLoop(self._graph.raw_cuda_graph(), self.control.state, self._bounds, self._stamps,
+                                self._stream)
 
     # ------------------------------------------------------------------ steady state
 
@@ -79,7 +74,8 @@ class ZeroGNNEpoch(ZeroGNN):
             self._fill_permutation(epoch)
             if stop > (epoch + 1) * self._steps_per_epoch:
                 self._fill_permutation(epoch + 1)
-            self._loop(stop - committed).launch(torch.cuda.current_stream(self.ctx.device))
+            self._loop.launch(stop - committed, torch.cuda.current_stream(self.ctx.device))
+            self._launch_lengths.append(stop - committed)
             self._expected = stop
             self._target = stop
 
@@ -107,4 +103,5 @@ class ZeroGNNEpoch(ZeroGNN):
         return self._stamps[first:first + count + 1].tolist()
 
     def info(self) -> dict[str, Any]:
-        return super().info() | {"loop_lengths": sorted(self._loops)}
+        lengths = self._launch_lengths
+        return super().info() | {"loop_launches": len(lengths), "loop_steps_per_launch_max": max(lengths, default=0)}

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# papers100M-like at full scale on one GPU host, in stages that each fit one call of at most 10 minutes;
+# GPU work in stages that each fit one call of at most 10 minutes (papers100M-like at full scale, the
+# device-driven epoch, the GPU tests);
 # the dataset stays on the machine between calls made back to back.
 #   STAGE=build  builds data/papers100M-like from nothing (timed; progress in $OUT/build.log), then the
 #                GPU tests of the >2^31 paths, the CUDA sampler against the reference on the full graph
 #   STAGE=runs   records workflow/config/h200-papers.yaml: every variant in this one call
-#   STAGE=tests  `pytest -m gpu` (the whole GPU suite)
-# device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_papers.sh  (carry .whl)
+#   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
+#   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
+# device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -35,8 +37,18 @@ runs)
         'epoch_s', 'epoch_s_measured', 'peak_mem_bytes', 'speedup_vs_host_mediated']].to_string())" 2>/dev/null
     tar czf "$OUT/papers.tgz" results logs figures 2>/dev/null
     ;;
+epoch)
+    # the device-driven epoch's records (workflow/config/h200-epoch.yaml), in this one call
+    start=$(date +%s)
+    timeout "${SNAKEMAKE_TIMEOUT:-400}" python3 -m snakemake --cores all --configfile workflow/config/h200-epoch.yaml \
+        > "$OUT/snakemake-epoch.log" 2>&1
+    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'batch_size', 'step_ms_median',
+        'epoch_s', 'epoch_s_measured', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
+    tar czf "$OUT/epoch.tgz" results logs figures 2>/dev/null
+    ;;
 tests)
-    timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest-gpu.log" \
-        | tail -4
+    timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 \
+        | tee "$OUT/pytest-gpu.log" | tail -4
     ;;
 esac
