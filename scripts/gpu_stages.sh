@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # GPU work in stages that each fit one call of at most 10 minutes (papers100M-like at full scale, the
-# device-driven epoch, the GPU tests);
+# device-driven epoch, the GPU interference)
+    # every variant alone and under host load (workflow/config/h200-interference.yaml), in this one call
+    start=$(date +%s)
+    timeout "${SNAKEMAKE_TIMEOUT:-480}" python3 -m snakemake --cores all \
+        --configfile workflow/config/h200-interference.yaml > "$OUT/snakemake-interference.log" 2>&1
+    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'host_load', 'step_ms_median',
+        'slowdown_vs_no_load', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
+    tar czf "$OUT/interference.tgz" results logs figures 2>/dev/null
+    ;;
+tests);
 # the dataset stays on the machine between calls made back to back.
 #   STAGE=build  builds data/papers100M-like from nothing (timed; progress in $OUT/build.log), then the
 #                GPU tests of the >2^31 paths, the CUDA sampler against the reference on the full graph
 #   STAGE=runs   records workflow/config/h200-papers.yaml: every variant in this one call
 #   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
+#   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail

@@ -81,6 +81,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
         fanouts=args.fanouts, hidden=args.hidden, lr=args.lr, seed=args.seed,
         warmup_steps=args.warmup_steps, measure_steps=args.measure_steps, profile_steps=args.profile_steps,
         eval_nodes=args.eval_nodes, gpus=args.gpus, device=args.device, whole_epoch=args.whole_epoch,
+        host_load=args.host_load,
         variant_modules=args.variant_module,
     )
     run(spec, args.dataset_dir, args.out, trace_path=args.trace)
@@ -241,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="val/test nodes used for accuracy (0 skips it)")
     r.add_argument("--whole-epoch", action="store_true",
                    help="after the measured steps, train and time one whole epoch (every training batch)")
+    r.add_argument("--host-load", type=NON_NEGATIVE_INT, default=0,
+                   help="CPU-bound processes to run on this run's cores during the timed and profiled steps")
     r.add_argument("--gpus", type=POSITIVE_INT, default=1)
     r.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     r.add_argument("--variant-module", action="append", default=[],

@@ -41,17 +41,18 @@ def make_record(
     gpu_ms_by_class: dict[str, float] | None = None,
     epoch_s_measured: float | None = None,
     epoch_first_step: int | None = None,
+    host_load: int = 0,
 ) -> dict[str, Any]:
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
     return {
         "schema_version": 5,
-        "run_id": make_run_id(dataset, model, variant, batch_size, fanouts, gpus),
+        "run_id": make_run_id(dataset, model, variant, batch_size, fanouts, gpus, host_load),
         "config": {
             "dataset": dataset, "model": model, "variant": variant, "batch_size": batch_size,
             "fanouts": list(fanouts), "hidden": 64, "lr": 0.01, "seed": 0, "warmup_steps": 2,
             "measure_steps": len(step_ms), "profile_steps": 0, "gpus": gpus, "device": device,
-            "dtype": "float32",
+            "dtype": "float32", "host_load": host_load,
         },
         "dataset": {"name": dataset, "source": "rmat", "num_nodes": 1000, "num_edges": 8000,
                     "num_features": 16, "num_classes": 4, "scale": None},

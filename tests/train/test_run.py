@@ -53,6 +53,28 @@ def test_a_whole_epoch_is_trained_and_timed_after_the_measured_steps(tiny_datase
     assert plain["metrics"]["epoch_s_measured"] is None and plain["metrics"]["epoch_first_step"] is None
 
 
+def test_a_run_under_host_load_says_so_in_its_id_and_record(tiny_dataset_dir, tmp_path, monkeypatch):
+    from zerognn.lifetime import process_alive
+    from zerognn.measure import host_load as host_load_module
+
+    started = []
+    real = host_load_module.subprocess.Popen
+
+    def popen(command, *args, **kwargs):
+        process = real(command, *args, **kwargs)
+        if command[1:] == ["-c", host_load_module.SPIN]:
+            started.append(process)
+        return process
+
+    monkeypatch.setattr(host_load_module.subprocess, "Popen", popen)
+    messages = []
+    record = run(small_spec(host_load=2), tiny_dataset_dir, tmp_path / "r.json", progress=messages.append)
+    assert record["run_id"] == "tiny__sage__torch-eager__b128__f5-3__g1__h2" and record["config"]["host_load"] == 2
+    assert record["environment"]["cpu_affinity"] >= 1
+    assert len(started) == 2 and not any(process_alive(p.pid) for p in started)
+    assert any("2 CPU-bound processes" in m for m in messages)
+
+
 def test_training_reduces_the_loss(tiny_dataset_dir, tmp_path):
     record = run(small_spec(warmup_steps=20, measure_steps=10, profile_steps=0, lr=0.01), tiny_dataset_dir,
                  tmp_path / "r.json", progress=lambda m: None)

@@ -51,7 +51,7 @@ def test_paper_config_plans_the_full_study_whatever_machine_plans_it(tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     variants = ["cuda-graph-naive", "dynamic-parallelism", "host-mediated", "torch-compile", "torch-eager", "zerognn",
-                "zerognn-worstcase"]
+                "zerognn-epoch", "zerognn-worstcase"]
     assert f"variants {variants}" in output, output
     counts = job_counts(output)
     assert counts["run"] == 3 * 3 * 3 * len(variants), output  # datasets x models x batch sizes x variants
@@ -75,6 +75,17 @@ def test_papers_config_times_a_whole_epoch_for_two_variants_only(tmp_path):
     assert result.returncode != 0
     errors = [line for line in (result.stdout + result.stderr).splitlines() if "config error" in line]
     assert len(errors) == 1 and "whole_epoch_variants names unknown variants ['zerogn']" in errors[0], result.stderr
+
+
+def test_interference_config_plans_every_variant_alone_and_under_load(tmp_path):
+    result = snakemake(workflow_copy(tmp_path), "-n", "-p", "--configfile", "workflow/config/h200-interference.yaml")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    counts = job_counts(output)
+    assert counts["run"] == 8 and counts["run_under_host_load"] == 8, output
+    loaded = [line for line in output.splitlines() if "--host-load 16" in line]
+    assert len(loaded) == 8 and all("__h16.json" in line for line in loaded), output
+    assert sum("--host-load 0 " in line for line in output.splitlines()) == 8, output
 
 
 def test_command_line_config_lists_are_typed_by_the_schema(tmp_path):

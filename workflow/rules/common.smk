@@ -108,18 +108,20 @@ try:
             raise ZeroGNNError(f"extra_run_records names {_record}, which is not in {RESULTS}/runs/, where the "
                                f"summary reads records; write it there")
     RUN_IDS = [
-        make_run_id(d, m, v, b, config["fanouts"], g)
+        make_run_id(d, m, v, b, config["fanouts"], g, h)
         for d in DATASETS
         for m in config["models"]
         for v in VARIANTS
         for b in config["batch_sizes_by_model"].get(m, config["batch_sizes"])
         for g in GPU_COUNTS
+        for h in config["host_load"]
     ]
 except ZeroGNNError as _exc:
     _config_error(_exc)
 RUN_RECORDS = [f"{RESULTS}/runs/{run_id}.json" for run_id in RUN_IDS] + config["extra_run_records"]
 logger.info(f"zerognn: target {TARGET}: planned {len(RUN_IDS)} runs: datasets {DATASETS}, variants {VARIANTS}, "
-            f"models {config['models']}, batch sizes {config['batch_sizes']}, gpus {GPU_COUNTS}")
+            f"models {config['models']}, batch sizes {config['batch_sizes']}, gpus {GPU_COUNTS}, "
+            f"host load {config['host_load']}")
 
 
 def variant_module_option(wildcards):
@@ -165,3 +167,4 @@ wildcard_constraints:
     batch="[0-9]+",
     fanouts="[0-9-]+",
     gpus="[0-9]+",
+    load="[1-9][0-9]*",

@@ -23,6 +23,7 @@ rule run:
         device=RUN_DEVICE,
         module=variant_module_option,
         whole_epoch=whole_epoch_option,
+        host_load=lambda wc: wc.get("load", 0),
         # A multi-GPU run is one process per GPU: torchrun on this node, or srun + torchrun across nodes.
         launcher=lambda wc: run_launcher(int(wc.gpus), config["gpus_per_node"]),
     threads: workflow.cores
@@ -41,5 +42,13 @@ rule run:
         "--batch-size {wildcards.batch} --fanouts {wildcards.fanouts} --gpus {wildcards.gpus} "
         "--device {params.device} --hidden {params.hidden} --lr {params.lr} --seed {params.seed} "
         "--warmup-steps {params.warmup} --measure-steps {params.measure} --profile-steps {params.profile} "
-        "--eval-nodes {params.eval_nodes} --threads {threads} {params.whole_epoch} {params.module} --out {output:q} "
-        "> {log:q} 2>&1"
+        "--eval-nodes {params.eval_nodes} --threads {threads} --host-load {params.host_load} {params.whole_epoch} "
+        "{params.module} --out {output:q} > {log:q} 2>&1"
+
+
+# The same run measured beside `load` CPU-bound processes on its cores (config `host_load`).
+use rule run as run_under_host_load with:
+    output:
+        f"{RESULTS}/runs/{{dataset}}__{{model}}__{{variant}}__b{{batch}}__f{{fanouts}}__g{{gpus}}__h{{load}}.json",
+    log:
+        f"{LOGS}/runs/{{dataset}}__{{model}}__{{variant}}__b{{batch}}__f{{fanouts}}__g{{gpus}}__h{{load}}.log",

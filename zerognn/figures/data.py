@@ -18,7 +18,7 @@ from ..records import check_summary_current, iter_records, read_summary, summary
 from .style import VariantStyle, variant_styles
 
 # Runs with equal values here do the same work and are compared side by side.
-COMPARISON_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
+COMPARISON_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus", "host_load"]
 # The columns that place a record in the figures (the rest of a per-record frame is its data).
 RECORD_KEYS = [*COMPARISON_KEYS, "variant", "step_ms_median", "run_id"]
 PHASES = ("sample", "gather", "forward", "backward", "optimizer")
@@ -70,6 +70,8 @@ def _key_label(key: str, value: Any) -> str:
         return f"fanouts {value}"
     if key == "gpus":
         return f"{value} GPU" + ("" if value == 1 else "s")
+    if key == "host_load":
+        return f"host load {value}"
     return str(value)
 
 

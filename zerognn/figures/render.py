@@ -17,7 +17,15 @@ from ..errors import ZeroGNNError
 from .data import FigureData, Skip
 from .draw import theme
 from .record_figures import breakdown, envelope, loss
-from .summary_figures import batch_sweep, gpu_exec_fraction, memory, scaling, speedup, step_over_floor
+from .summary_figures import (
+    batch_sweep,
+    gpu_exec_fraction,
+    interference,
+    memory,
+    scaling,
+    speedup,
+    step_over_floor,
+)
 
 FORMATS = ("png", "pdf")
 # File stem → figure function, in the order the paper tells its story.
@@ -29,6 +37,7 @@ FIGURES: dict[str, Callable[[FigureData], Figure]] = {
     "breakdown": breakdown,
     "batch_sweep": batch_sweep,
     "scaling": scaling,
+    "interference": interference,
     "envelope": envelope,
     "loss": loss,
 }

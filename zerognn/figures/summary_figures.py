@@ -1,5 +1,5 @@
 """Figures drawn from the summary table: speedup, GPU execution fraction, step time over the hardware
-floor, peak memory, batch-size sweep and multi-GPU scaling."""
+floor, peak memory, batch-size sweep, multi-GPU scaling and host interference."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ from .draw import (
 from .style import variant_order
 
 # Bar figures put batch sizes on the x axis of each panel.
-BAR_PANEL_KEYS = ["dataset", "model", "fanouts", "gpus"]
-SCALING_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts"]
+BAR_PANEL_KEYS = ["dataset", "model", "fanouts", "gpus", "host_load"]
+SCALING_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts", "host_load"]
+INTERFERENCE_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
 WORST_CASE = "zerognn-worstcase"
 GIB = 2**30
 BATCH_LABEL = "batch size (seeds per GPU)"
@@ -167,3 +168,28 @@ def _weak_scaling_efficiency(df: pd.DataFrame) -> pd.Series:
     per_gpu = df["seeds_per_s"] / df["gpus"]
     smallest = df.loc[df.groupby("variant")["gpus"].idxmin()].set_index("variant")
     return per_gpu / df["variant"].map(smallest["seeds_per_s"] / smallest["gpus"])
+
+
+def interference(data: FigureData) -> Figure:
+    groups = [(t, s) for t, s in panels(data.summary, INTERFERENCE_PANEL_KEYS) if s["host_load"].nunique() >= 2]
+    if not groups:
+        raise Skip("needs runs of one configuration at 2 or more host loads")
+    fig, axes = new_figure(
+        "Step time under host load", len(groups), metrics=2,
+        subtitle="CPU-bound processes on the run's cores during the timed steps; slowdown = step / the same "
+                 "variant's without load",
+    )
+    variants = set()
+    for (title, sub), (ax_time, ax_slow) in zip(groups, axes):
+        variants.update(sub["variant"])
+        lines(ax_time, sub, "host_load", "step_ms_median", data.styles)
+        line_whiskers(ax_time, sub, "host_load", "step_ms_p10", "step_ms_p90", data.styles)
+        log_y(ax_time)
+        ax_time.set(title=title, xlabel="host load (processes)", ylabel="median step time (ms, log; p10–p90)")
+        lines(ax_slow, sub, "host_load", "slowdown_vs_no_load", data.styles)
+        ax_slow.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        ax_slow.set(xlabel="host load (processes)", ylabel="slowdown vs no load")
+        for ax in (ax_time, ax_slow):
+            ax.set_xticks(sorted(sub["host_load"].unique()))
+    legend(fig, line_handles(data.styles, variant_order(variants)))
+    return fig

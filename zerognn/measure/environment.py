@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from .host_load import run_affinity
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 # Distribution names as pip knows them; each version goes under the name with "-" made "_". (torch's
@@ -44,6 +46,7 @@ def collect_environment(device: torch.device | str) -> dict[str, Any]:
         "hostname": socket.gethostname(),
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count(),
+        "cpu_affinity": len(run_affinity()),  # the cores the run (and any host load beside it) may use
         "utc_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
 

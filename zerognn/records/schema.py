@@ -202,13 +202,15 @@ RECORD_V4 = obj(RECORD_FIELDS | {"metrics": METRICS_V4})
 
 
 def make_run_id(dataset: str, model: str, variant: str, batch_size: int, fanouts: Sequence[int],
-                gpus: int) -> str:
-    """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``; names may not contain '__'."""
+                gpus: int, host_load: int = 0) -> str:
+    """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``, then ``__h<n>`` for a run measured
+    beside ``n`` CPU-bound processes (``host_load``); names may not contain '__'."""
     for field, value in (("dataset", dataset), ("model", model), ("variant", variant)):
         if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
             raise ZeroGNNError(f"{field} name {value!r} may use only letters, digits, '.', '_', '+' and "
                                f"'-' and no '__', because it becomes part of run ids and file names; rename it.")
-    return f"{dataset}__{model}__{variant}__b{batch_size}__f{'-'.join(str(f) for f in fanouts)}__g{gpus}"
+    load = f"__h{host_load}" if host_load else ""
+    return f"{dataset}__{model}__{variant}__b{batch_size}__f{'-'.join(str(f) for f in fanouts)}__g{gpus}{load}"
 
 
 def percentiles(step_ms: Sequence[float]) -> tuple[float, float, float]:
@@ -323,7 +325,10 @@ def iter_records(runs_dir: str | os.PathLike) -> Iterator[dict[str, Any]]:
 def _check_consistency(record: dict[str, Any]) -> None:
     """A record must agree with itself: every field that is computed from others (schema 1 and 2)."""
     c, m = record["config"], record["metrics"]
-    expected = make_run_id(c["dataset"], c["model"], c["variant"], c["batch_size"], c["fanouts"], c["gpus"])
+    load = c.get("host_load", 0)
+    if not (_is_int(load) and load >= 0):
+        raise _Invalid("config.host_load", f"must be an integer >= 0, got {json.dumps(load)[:30]}")
+    expected = make_run_id(c["dataset"], c["model"], c["variant"], c["batch_size"], c["fanouts"], c["gpus"], load)
     if record["run_id"] != expected:
         raise _Invalid("run_id", f"is {record['run_id']!r} but the config gives {expected!r}")
     if record["dataset"]["name"] != c["dataset"]:

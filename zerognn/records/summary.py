@@ -37,14 +37,14 @@ def variant_order(variants: Iterable[str]) -> list[str]:
 
 
 # Runs that do the same work, so their step times compare; speedup is taken within such a group.
-GROUP_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
-SORT_KEYS = ["dataset", "model", "batch_size", "variant", "gpus"]
+GROUP_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus", "host_load"]
+SORT_KEYS = ["dataset", "model", "batch_size", "host_load", "variant", "gpus"]
 FINAL_LOSS_STEPS = 5
 
 # Column → dtype, in output order. "str" columns may be empty (NaN); "Int64" is a nullable integer.
 COLUMNS: dict[str, str] = {
     "dataset": "str", "model": "str", "variant": "str", "batch_size": "int64", "fanouts": "str",
-    "gpus": "int64", "device": "str", "hidden": "int64",
+    "gpus": "int64", "host_load": "int64", "device": "str", "hidden": "int64",
     "step_ms_median": "float64", "step_ms_p10": "float64", "step_ms_p90": "float64",
     "seeds_per_s": "float64", "epoch_s": "float64", "epoch_s_measured": "float64", "gpu_exec_fraction": "float64",
     "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64", "gpu_gap_in_graph_ms_per_step": "float64",
@@ -52,12 +52,13 @@ COLUMNS: dict[str, str] = {
     "peak_mem_bytes": "Int64",
     "gpu_activities_per_step": "float64", "floor_ms": "float64", "step_over_floor": "float64",
     "final_loss": "float64", "val_acc": "float64", "test_acc": "float64",
-    "speedup_vs_host_mediated": "float64", "gpu_name": "str", "git_commit": "str", "run_id": "str",
+    "speedup_vs_host_mediated": "float64", "slowdown_vs_no_load": "float64", "gpu_name": "str", "git_commit": "str",
+    "run_id": "str",
 }
 SUMMARY_COLUMNS = list(COLUMNS)
 # Columns every row has a value in (the rest may be empty: nulls). An empty one means a damaged file.
 REQUIRED_COLUMNS = [
-    "dataset", "model", "variant", "batch_size", "fanouts", "gpus", "device", "hidden",
+    "dataset", "model", "variant", "batch_size", "fanouts", "gpus", "host_load", "device", "hidden",
     "step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s", "run_id",
 ]
 # Relative difference between a row's step_ms_median and its record's that says the row is stale
@@ -85,6 +86,7 @@ def summary_row(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "dataset": c["dataset"], "model": c["model"], "variant": c["variant"],
         "batch_size": c["batch_size"], "fanouts": fanouts_label(c["fanouts"]), "gpus": c["gpus"],
+        "host_load": c.get("host_load", 0),
         "device": c["device"], "hidden": c["hidden"],
         **{k: m[k] for k in ("step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s",
                              "epoch_s_measured", "gpu_exec_fraction", "gpu_busy_ms_per_step", "profiler_dilation",
@@ -105,6 +107,14 @@ def add_speedup(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(speedup_vs_host_mediated=(merged["_base_ms"] / merged["step_ms_median"]).to_numpy())
 
 
+def add_slowdown(df: pd.DataFrame) -> pd.DataFrame:
+    """Each row's median step over the same variant's in the same group without host load; NaN without one."""
+    keys = [k for k in GROUP_KEYS if k != "host_load"] + ["variant"]
+    base = df.loc[df["host_load"] == 0, keys + ["step_ms_median"]].rename(columns={"step_ms_median": "_quiet_ms"})
+    merged = df.merge(base, on=keys, how="left")
+    return df.assign(slowdown_vs_no_load=(merged["step_ms_median"] / merged["_quiet_ms"]).to_numpy())
+
+
 def summarize(runs_dir: str | os.PathLike, out_csv: str | os.PathLike) -> pd.DataFrame:
     """Build the summary of every record under ``runs_dir``, write it to ``out_csv``, return it."""
     rows = [summary_row(r) for r in iter_records(runs_dir)]
@@ -113,7 +123,7 @@ def summarize(runs_dir: str | os.PathLike, out_csv: str | os.PathLike) -> pd.Dat
             f"no run records (*.json) under {runs_dir}; run the pipeline first (snakemake) or point to the "
             f"directory that holds the records."
         )
-    df = add_speedup(pd.DataFrame(rows))
+    df = add_slowdown(add_speedup(pd.DataFrame(rows)))
     df = df.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
     df = df[SUMMARY_COLUMNS].astype(COLUMNS)
     with atomic_path(out_csv) as tmp:
@@ -180,10 +190,11 @@ def read_summary(path: str | os.PathLike) -> pd.DataFrame:
         first_line[run_id] = line
     for line, row in zip(lines, df.itertuples(index=False)):
         expected = (f"{row.dataset}__{row.model}__{row.variant}__b{row.batch_size}__f{row.fanouts}"
-                    f"__g{row.gpus}")
+                    f"__g{row.gpus}" + (f"__h{row.host_load}" if row.host_load else ""))
         if row.run_id != expected:
             raise ZeroGNNError(f"summary {path} is damaged: line {line} has run_id {row.run_id!r} but its dataset, "
-                               f"model, variant, batch_size, fanouts and gpus give {expected!r}; {rebuild}.")
+                               f"model, variant, batch_size, fanouts, gpus and host_load give {expected!r}; "
+                               f"{rebuild}.")
     return df
 
 

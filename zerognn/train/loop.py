@@ -37,6 +37,7 @@ from ..measure.captures import counting_cuda_graph_captures
 from ..measure.environment import collect_environment
 from ..measure.execution import execution_metrics, gpu_ms_by_class
 from ..measure.floor import SIZE_SAMPLES, floor_metrics, step_sizes, step_work
+from ..measure.host_load import host_load
 from ..measure.memory import PeakMemory
 from ..measure.trace import PROFILER_LEAD_IN_STEPS, profile_window
 from ..measure.untraced import untraced_gpu_ms_per_step
@@ -71,6 +72,26 @@ def _timed_steps(run_step: Callable[[int], None], first: int, count: int, device
         run_step(first + i)
         times.append((time.perf_counter() - t0) * 1e3)
     return times
+
+
+def _profiled_window(spec: RunSpec, variant, run_step: Callable[[int], None], run_block: Callable[[int, int], None],
+                     device: torch.device, trace_path, progress: Progress, run_id: str):
+    """The lead-in step and the profiled steps under torch.profiler (None with ``profile_steps`` 0); a
+    device-driven variant gets the window's steps as one block, as in steady state."""
+    if not spec.profile_steps:
+        return None
+    progress(f"[{run_id}] profiling {spec.profile_steps} steps")
+    first = spec.warmup_steps + spec.measure_steps
+
+    def profiled(i: int) -> None:
+        if not variant.device_driven:
+            run_step(first + i)
+        elif i < PROFILER_LEAD_IN_STEPS:
+            run_block(first + i, 1)
+        elif i == PROFILER_LEAD_IN_STEPS:
+            run_block(first + i, spec.profile_steps)
+
+    return profile_window(profiled, spec.profile_steps, device, trace_path)
 
 
 # The device's clock may not exceed the wall clock around a block; it may miss a little of it (the launch
@@ -165,7 +186,8 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
          out_path: str | Path, progress: Progress, trace_path: str | Path | None) -> dict:
     if device.type == "cuda":
         device = torch.device("cuda", world.local_rank)
-    run_id = make_run_id(spec.dataset, spec.model, spec.variant, spec.batch_size, spec.fanouts, spec.gpus)
+    run_id = make_run_id(spec.dataset, spec.model, spec.variant, spec.batch_size, spec.fanouts, spec.gpus,
+                         spec.host_load)
 
     host_ds = load_dataset(Path(dataset_dir), features_on="meta")
     if host_ds.name != spec.dataset:
@@ -210,30 +232,22 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
 
         progress(f"[{run_id}] warm-up: {spec.warmup_steps} steps")
         run_block(0, spec.warmup_steps)
-        progress(f"[{run_id}] measuring {spec.measure_steps} steps")
-        memory.start_window()
-        if variant.device_driven:
-            step_ms = _device_timed_steps(variant, spec.warmup_steps, spec.measure_steps, device, captures)
-        else:
-            step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
-        peak_live = memory.peak_bytes()
-        median, p10, p90 = percentiles(step_ms)
-        progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
+        load = host_load(spec.host_load)
+        if spec.host_load:
+            progress(f"[{run_id}] {spec.host_load} CPU-bound processes on this run's cores from here to the end "
+                     f"of the profiled steps")
+        with load:
+            progress(f"[{run_id}] measuring {spec.measure_steps} steps")
+            memory.start_window()
+            if variant.device_driven:
+                step_ms = _device_timed_steps(variant, spec.warmup_steps, spec.measure_steps, device, captures)
+            else:
+                step_ms = _timed_steps(run_step, spec.warmup_steps, spec.measure_steps, device)
+            peak_live = memory.peak_bytes()
+            median, p10, p90 = percentiles(step_ms)
+            progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
+            trace = _profiled_window(spec, variant, run_step, run_block, device, trace_path, progress, run_id)
 
-        trace = None
-        if spec.profile_steps:
-            progress(f"[{run_id}] profiling {spec.profile_steps} steps")
-            first = spec.warmup_steps + spec.measure_steps
-
-            def profiled(i: int) -> None:
-                if not variant.device_driven:
-                    run_step(first + i)
-                elif i < PROFILER_LEAD_IN_STEPS:
-                    run_block(first + i, 1)
-                elif i == PROFILER_LEAD_IN_STEPS:  # the window's steps in one block, as in steady state
-                    run_block(first + i, spec.profile_steps)
-
-            trace = profile_window(profiled, spec.profile_steps, device, trace_path)
 
         epoch_first = spec.whole_epoch_first_step(spe)
         epoch_s = None

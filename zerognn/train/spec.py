@@ -50,6 +50,7 @@ class RunSpec:
     device: str = "auto"
     dtype: str = "float32"
     whole_epoch: bool = False  # also train and time one whole epoch (metrics.epoch_s_measured)
+    host_load: int = 0  # CPU-bound processes beside the timed and profiled steps (zerognn.measure.host_load)
     variant_modules: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -57,7 +58,7 @@ class RunSpec:
         for name in ("batch_size", "hidden", "measure_steps", "gpus"):
             if int(getattr(self, name)) <= 0:
                 raise ZeroGNNError(f"{name} must be a positive integer, got {getattr(self, name)}")
-        for name in ("warmup_steps", "profile_steps", "eval_nodes", "seed"):
+        for name in ("warmup_steps", "profile_steps", "eval_nodes", "seed", "host_load"):
             if int(getattr(self, name)) < 0:
                 raise ZeroGNNError(f"{name} must be a non-negative integer, got {getattr(self, name)}")
         if not (self.lr > 0 and math.isfinite(self.lr)):

@@ -3,8 +3,9 @@
 The step is zerognn's, captured the same way; the graph launched is a ``DeviceLoop``
 (``zerognn.cuda.device_loop``): the step graph as the body of a WHILE conditional node driven by the
 device's committed-step counter. A block of steps — a whole epoch, or the run loop's warm-up, timed or
-profiled steps — is one ``cudaGraphLaunch``; the host only fills an epoch's permutation before the
-block that reaches it (two epochs fit, one per row) and watches the pinned mirror of the counter.
+profiled steps — is one ``cudaGraphLaunch``; the host only queues the next epoch's batch order (one
+device copy of an order made at setup; two epochs fit, one per row) and watches the pinned mirror of
+the counter.
 
 An overflow rolls the step back as in zerognn, and the loop ends at that step. The host notices it
 through the mirror, grows the envelope, re-captures, rebuilds the loop and launches again from the
@@ -22,6 +23,7 @@ from typing import Any
 import torch
 
 from ..cuda.device_loop import DeviceLoop
+from ..sampling import epoch_permutation, steps_per_epoch
 from . import register
 from .zerognn import ZeroGNN
 
@@ -31,10 +33,14 @@ class ZeroGNNEpoch(ZeroGNN):
     name = "zerognn-epoch"
     description = "zerognn's step graph in a device-side WHILE loop: one host launch per block of steps (an epoch)"
     device_driven = True
-    experimental = True
 
     def setup(self) -> None:
         ctx = self.ctx
+        spe = steps_per_epoch(ctx.dataset.train_idx.numel(), ctx.batch_size * ctx.world.size)
+        # Every epoch's batch order the run can reach, made before any step: filling a permutation row is
+        # then one device copy, queued behind the running loop, instead of the host computing it.
+        self._orders = [epoch_permutation(ctx.dataset.train_idx, ctx.seed, e)
+                        for e in range(-(-ctx.loss_log.numel() // spe) + 1)]
         self._loop: DeviceLoop | None = None
         self._bounds = torch.zeros(2, dtype=torch.int64, device=ctx.device)
         # stamps[g]: the GPU clock when step g began; one slot past the last step the run can take
@@ -77,7 +83,17 @@ class ZeroGNNEpoch(ZeroGNN):
             self._loop.launch(stop - committed, torch.cuda.current_stream(self.ctx.device))
             self._launch_lengths.append(stop - committed)
             self._expected = stop
+            # The next epoch's order is ready before a loop reaches it (stream order keeps the row a
+            # running loop still reads until it has finished).
+            self._fill_permutation((stop - 1) // self._steps_per_epoch + 1)
             self._target = stop
+
+    def _fill_permutation(self, epoch: int) -> None:
+        if epoch > self._filled_epoch:
+            order = (self._orders[epoch] if epoch < len(self._orders)
+                     else epoch_permutation(self.ctx.dataset.train_idx, self.ctx.seed, epoch))
+            self.control.permutations[epoch % 2].copy_(order)
+            self._filled_epoch = epoch
 
     def _settle(self) -> int:
         """Wait (reading the pinned mirror, no API call) until the last launch ended; after a rollback grow
