@@ -1,16 +1,6 @@
 #!/usr/bin/env bash
 # GPU work in stages that each fit one call of at most 10 minutes (papers100M-like at full scale, the
-# device-driven epoch, the GPU interference)
-    # every variant alone and under host load (workflow/config/h200-interference.yaml), in this one call
-    start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-480}" python3 -m snakemake --cores all \
-        --configfile workflow/config/h200-interference.yaml > "$OUT/snakemake-interference.log" 2>&1
-    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
-    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'host_load', 'step_ms_median',
-        'slowdown_vs_no_load', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
-    tar czf "$OUT/interference.tgz" results logs figures 2>/dev/null
-    ;;
-tests);
+# device-driven epoch, host interference, the GPU tests);
 # the dataset stays on the machine between calls made back to back.
 #   STAGE=build  builds data/papers100M-like from nothing (timed; progress in $OUT/build.log), then the
 #                GPU tests of the >2^31 paths, the CUDA sampler against the reference on the full graph
@@ -25,7 +15,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
-case "${STAGE:?set STAGE to build, runs or tests}" in
+case "${STAGE:?set STAGE to build, runs, epoch, interference or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -57,6 +47,16 @@ epoch)
     python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'batch_size', 'step_ms_median',
         'epoch_s', 'epoch_s_measured', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
     tar czf "$OUT/epoch.tgz" results logs figures 2>/dev/null
+    ;;
+interference)
+    # every variant alone and under host load (workflow/config/h200-interference.yaml), in this one call
+    start=$(date +%s)
+    timeout "${SNAKEMAKE_TIMEOUT:-480}" python3 -m snakemake --cores all \
+        --configfile workflow/config/h200-interference.yaml > "$OUT/snakemake-interference.log" 2>&1
+    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'host_load', 'step_ms_median',
+        'slowdown_vs_no_load', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
+    tar czf "$OUT/interference.tgz" results logs figures 2>/dev/null
     ;;
 tests)
     timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 \
