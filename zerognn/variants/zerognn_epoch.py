@@ -104,6 +104,11 @@ class ZeroGNNEpoch(ZeroGNN):
                 torch.cuda.synchronize(self.ctx.device)
                 committed, rolled_back = self.control.read_mirror()
                 self._rolled_back_seen = rolled_back
+                # The order queued after the launch may be that of a later epoch in the row the rolled-back
+                # step reads: put its own epoch's order back before anything runs it again.
+                epoch = committed // self._steps_per_epoch
+                self._filled_epoch = epoch - 1
+                self._fill_permutation(epoch)
                 self._grow(committed)
                 return self.control.read_mirror()[0]
             if committed >= self._expected:
