@@ -259,8 +259,13 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
 
         variant.finish()
         replay = variant.untraced_replay()
+        # CUPTI reports the body of a conditional graph node once per graph launch, not once per loop
+        # iteration, so a device-driven variant's trace shows one step of GPU work for a whole block:
+        # its GPU-side trace metrics are left null (unknown) rather than read from it. Its host-side
+        # ones (syncs, launches) are what the trace sees.
+        gpu_trace = None if variant.device_driven else trace
         untraced_ms = None
-        if replay is not None and trace is not None and trace.gpu_busy_ms_per_step is not None:
+        if replay is not None and gpu_trace is not None and gpu_trace.gpu_busy_ms_per_step is not None:
             untraced_ms = untraced_gpu_ms_per_step(replay, device)
 
     losses = mean_over_ranks(loss_log, world).tolist()
@@ -303,11 +308,11 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             "epoch_s_measured": epoch_s,
             "epoch_first_step": epoch_first,
             "seeds_per_s": spec.batch_size * spec.gpus / (median / 1e3),
-            **execution_metrics(median, trace, untraced_ms),
+            **execution_metrics(median, gpu_trace, untraced_ms),
             "host_syncs_per_step": None if trace is None else trace.host_syncs_per_step,
             "host_launches_per_step": None if trace is None else trace.host_launches_per_step,
-            "gpu_activities_per_step": None if trace is None else trace.gpu_activities_per_step,
-            "gpu_ms_by_class": gpu_ms_by_class(trace, untraced_ms),
+            "gpu_activities_per_step": None if gpu_trace is None else gpu_trace.gpu_activities_per_step,
+            "gpu_ms_by_class": gpu_ms_by_class(gpu_trace, untraced_ms),
             **floor_metrics(median, step_work(model, sizes), environment["gpu_name"]),
             "peak_mem_bytes": None if peak_live is None else peak_live - resident,
             "cuda_graph_captures": None if captures is None else captures.count,
