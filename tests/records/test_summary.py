@@ -193,3 +193,18 @@ def test_the_summary_as_a_markdown_table_lists_every_run_in_order(tmp_path):
                                                  ("SAGE", "zerognn", "1024"), ("GCN", "my-baseline", "256")]
     assert rows[2][5] == "3.00 (2.20–3.80)" and rows[2][7] == "3.67" and rows[2][9] == ""  # empty: a CPU run
     assert rows[2][6] == "0.03 (0.03)" and rows[1][6] == "0.11"  # epoch from the median (measured)
+    assert "host load" not in table[0]
+
+
+def test_the_markdown_table_shows_host_load_and_the_slowdown_when_runs_have_one(tmp_path):
+    write_records(tmp_path / "runs", [
+        make_record("zerognn", host_launches_per_step=0.025, device="cuda"),
+        make_record("zerognn", step_ms=(12.0, 13.0, 14.0), host_load=16),
+        make_record("host-mediated"),
+    ])
+    table = markdown_table(summarize(tmp_path / "runs", tmp_path / "summary.csv")).splitlines()
+    header = [c.strip() for c in table[0].split("|")[1:-1]]
+    assert header[4:6] == ["GPUs", "host load"] and header[8:10] == ["× host-mediated", "× alone"]
+    rows = {(r[2], r[5]): r for r in ([c.strip() for c in line.split("|")[1:-1]] for line in table[2:])}
+    assert rows[("zerognn", "16")][9] == "1.18" and rows[("zerognn", "0")][9] == "1.00"
+    assert rows[("zerognn", "0")][15] == "0.025" and rows[("host-mediated", "0")][15] == ""

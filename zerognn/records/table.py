@@ -10,10 +10,11 @@ import pandas as pd
 
 from .summary import variant_order
 
-HEADER = ("| dataset | model | variant | batch | GPUs | step ms, median (p10–p90) | epoch s, from median (measured) "
-          "| × host-mediated | GPU busy ms "
-          "| exec fraction | GPU activities/step | step / floor | syncs/step | launches/step | peak MiB | final loss "
-          "| commit |")
+COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "step ms, median (p10–p90)",
+           "epoch s, from median (measured)", "× host-mediated", "GPU busy ms", "exec fraction",
+           "GPU activities/step", "step / floor", "syncs/step", "launches/step", "peak MiB", "final loss", "commit")
+# With runs under host load: after GPUs, the load; after the speedup, the slowdown against the run alone.
+LOAD_COLUMNS = {"GPUs": "host load", "× host-mediated": "× alone"}
 
 
 def _cell(value, fmt: str) -> str:
@@ -24,20 +25,34 @@ def _epoch(extrapolated: float, measured: float) -> str:
     return f"{extrapolated:.2f}" + ("" if pd.isna(measured) else f" ({measured:.2f})")
 
 
+def _per_step(value) -> str:
+    """A count per step: whole numbers as such, a fraction of one (a launch per block) to 3 places."""
+    return "" if pd.isna(value) else f"{value:.0f}" if value >= 1 or value == 0 else f"{value:.3f}"
+
+
 def markdown_table(df: pd.DataFrame) -> str:
     """The summary ``df`` (``zerognn.records.summary``'s columns) as a markdown table."""
     order = {v: i for i, v in enumerate(variant_order(df["variant"]))}
     df = df.assign(_model=df["model"].map(lambda m: (m != "sage", m)), _variant=df["variant"].map(order))
-    df = df.sort_values(["_model", "batch_size", "dataset", "_variant", "gpus"])
-    lines = [HEADER, "|" + "---|" * (HEADER.count(" | ") + 1)]
+    df = df.sort_values(["_model", "batch_size", "dataset", "host_load", "_variant", "gpus"])
+    loaded = bool((df["host_load"] > 0).any())
+    columns = [c for name in COLUMNS for c in ((name, LOAD_COLUMNS[name]) if loaded and name in LOAD_COLUMNS
+                                               else (name,))]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in df.itertuples():
         peak = None if pd.isna(r.peak_mem_bytes) else r.peak_mem_bytes / 2**20
-        lines.append(
-            f"| {r.dataset} | {r.model.upper()} | {r.variant} | {r.batch_size} | {r.gpus} | {r.step_ms_median:.2f} "
-            f"({r.step_ms_p10:.2f}–{r.step_ms_p90:.2f}) | {_epoch(r.epoch_s, r.epoch_s_measured)} | "
-            f"{_cell(r.speedup_vs_host_mediated, '.2f')} | "
-            f"{_cell(r.gpu_busy_ms_per_step, '.2f')} | {_cell(r.gpu_exec_fraction, '.3f')} | "
-            f"{_cell(r.gpu_activities_per_step, '.0f')} | {_cell(r.step_over_floor, '.1f')} | "
-            f"{_cell(r.host_syncs_per_step, '.0f')} | {_cell(r.host_launches_per_step, '.0f')} | {_cell(peak, '.0f')} "
-            f"| {_cell(r.final_loss, '.4f')} | {'' if pd.isna(r.git_commit) else r.git_commit} |")
+        cells = {
+            "dataset": r.dataset, "model": r.model.upper(), "variant": r.variant, "batch": r.batch_size,
+            "GPUs": r.gpus, "host load": r.host_load,
+            "step ms, median (p10–p90)": f"{r.step_ms_median:.2f} ({r.step_ms_p10:.2f}–{r.step_ms_p90:.2f})",
+            "epoch s, from median (measured)": _epoch(r.epoch_s, r.epoch_s_measured),
+            "× host-mediated": _cell(r.speedup_vs_host_mediated, ".2f"),
+            "× alone": _cell(r.slowdown_vs_no_load, ".2f"),
+            "GPU busy ms": _cell(r.gpu_busy_ms_per_step, ".2f"), "exec fraction": _cell(r.gpu_exec_fraction, ".3f"),
+            "GPU activities/step": _cell(r.gpu_activities_per_step, ".0f"),
+            "step / floor": _cell(r.step_over_floor, ".1f"), "syncs/step": _per_step(r.host_syncs_per_step),
+            "launches/step": _per_step(r.host_launches_per_step), "peak MiB": _cell(peak, ".0f"),
+            "final loss": _cell(r.final_loss, ".4f"), "commit": "" if pd.isna(r.git_commit) else r.git_commit,
+        }
+        lines.append("| " + " | ".join(str(cells[c]) for c in columns) + " |")
     return "\n".join(lines) + "\n"
