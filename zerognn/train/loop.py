@@ -232,11 +232,10 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
 
         progress(f"[{run_id}] warm-up: {spec.warmup_steps} steps")
         run_block(0, spec.warmup_steps)
-        load = host_load(spec.host_load)
         if spec.host_load:
             progress(f"[{run_id}] {spec.host_load} CPU-bound processes on this run's cores from here to the end "
                      f"of the profiled steps")
-        with load:
+        with host_load(spec.host_load):
             progress(f"[{run_id}] measuring {spec.measure_steps} steps")
             memory.start_window()
             if variant.device_driven:
@@ -247,7 +246,6 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
             median, p10, p90 = percentiles(step_ms)
             progress(f"[{run_id}] step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
             trace = _profiled_window(spec, variant, run_step, run_block, device, trace_path, progress, run_id)
-
 
         epoch_first = spec.whole_epoch_first_step(spe)
         epoch_s = None
