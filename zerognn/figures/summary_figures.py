@@ -118,6 +118,14 @@ def _ideal_peak(df: pd.DataFrame, estimates: dict[str, int]) -> pd.Series:
     return measured.combine_first(estimated.astype(float))
 
 
+def _step_time_lines(ax, sub: pd.DataFrame, x: str, data: FigureData, title: str, xlabel: str) -> None:
+    """Median step time per variant against ``x``, p10–p90 whiskers, on a log scale."""
+    lines(ax, sub, x, "step_ms_median", data.styles)
+    line_whiskers(ax, sub, x, "step_ms_p10", "step_ms_p90", data.styles)
+    log_y(ax)
+    ax.set(title=title, xlabel=xlabel, ylabel="median step time (ms, log; p10–p90)")
+
+
 def batch_sweep(data: FigureData) -> Figure:
     groups = [(t, s) for t, s in panels(data.summary, BAR_PANEL_KEYS) if s["batch_size"].nunique() >= 2]
     if not groups:
@@ -127,10 +135,7 @@ def batch_sweep(data: FigureData) -> Figure:
     variants = set()
     for (title, sub), (ax_time, ax_rate) in zip(groups, axes):
         variants.update(sub["variant"])
-        lines(ax_time, sub, "batch_size", "step_ms_median", data.styles)
-        line_whiskers(ax_time, sub, "batch_size", "step_ms_p10", "step_ms_p90", data.styles)
-        log_y(ax_time)
-        ax_time.set(title=title, xlabel=BATCH_LABEL, ylabel="median step time (ms, log; p10–p90)")
+        _step_time_lines(ax_time, sub, "batch_size", data, title, BATCH_LABEL)
         lines(ax_rate, sub, "batch_size", "seeds_per_s", data.styles)
         ax_rate.set(xlabel=BATCH_LABEL, ylabel="throughput (seeds/s)")
         for ax in (ax_time, ax_rate):
@@ -182,10 +187,7 @@ def interference(data: FigureData) -> Figure:
     variants = set()
     for (title, sub), (ax_time, ax_slow) in zip(groups, axes):
         variants.update(sub["variant"])
-        lines(ax_time, sub, "host_load", "step_ms_median", data.styles)
-        line_whiskers(ax_time, sub, "host_load", "step_ms_p10", "step_ms_p90", data.styles)
-        log_y(ax_time)
-        ax_time.set(title=title, xlabel="host load (processes)", ylabel="median step time (ms, log; p10–p90)")
+        _step_time_lines(ax_time, sub, "host_load", data, title, "host load (processes)")
         lines(ax_slow, sub, "host_load", "slowdown_vs_no_load", data.styles)
         ax_slow.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
         ax_slow.set(xlabel="host load (processes)", ylabel="slowdown vs no load")
