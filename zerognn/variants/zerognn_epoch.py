@@ -86,7 +86,6 @@ class ZeroGNNEpoch(ZeroGNN):
             # The next epoch's order is ready before a loop reaches it (stream order keeps the row a
             # running loop still reads until it has finished).
             self._fill_permutation((stop - 1) // self._steps_per_epoch + 1)
-            self._target = stop
 
     def _fill_permutation(self, epoch: int) -> None:
         if epoch > self._filled_epoch:
