@@ -157,7 +157,7 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
     from .bench.ops import bench_ops, copy_ceiling_gbps, format_table
     from .bench.padding import bench_gemm_padding, format_padding
     from .datasets import load_dataset
-    from .envelope import calibrate
+    from .fixed_launch.envelope import calibrate
     from .train.spec import parse_fanouts
 
     fanouts = parse_fanouts(args.fanouts)

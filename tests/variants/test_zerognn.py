@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from zerognn.datasets import load_dataset
-from zerognn.envelope import Envelope
+from zerognn.fixed_launch.envelope import Envelope
 from zerognn.sampling import batch_seeds, epoch_permutation, sample_subgraph
 from zerognn.variants import register
 from zerognn.variants.zerognn import ZeroGNN

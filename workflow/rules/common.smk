@@ -12,10 +12,10 @@ import yaml
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from zerognn.config_types import coerce, schema_problem
+from zerognn.workflow.config_types import coerce, schema_problem
 from zerognn.errors import ZeroGNNError
 from zerognn.figures import FIGURES as FIGURE_NAMES, FORMATS as FIGURE_FORMATS, figure_files
-from zerognn.launcher import job_resources, run_launcher
+from zerognn.workflow.launcher import job_resources, run_launcher
 from zerognn.records.schema import make_run_id
 from zerognn.variants import all_variants, external_variants, module_file
 
@@ -140,7 +140,7 @@ def variant_module_source(wildcards):
 
 
 def job_resource(name):
-    """A run job's cluster resource (zerognn.launcher.job_resources) as a rule's resource function."""
+    """A run job's cluster resource (zerognn.workflow.launcher.job_resources) as a rule's resource function."""
     return lambda wildcards: job_resources(int(wildcards.gpus), config["gpus_per_node"])[name]
 
 

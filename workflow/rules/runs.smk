@@ -28,7 +28,7 @@ rule run:
         launcher=lambda wc: run_launcher(int(wc.gpus), config["gpus_per_node"]),
     threads: workflow.cores
     resources:
-        # What a cluster job asks for, in the SLURM plugin's resource names (zerognn/launcher.py,
+        # What a cluster job asks for, in the SLURM plugin's resource names (zerognn/workflow/launcher.py,
         # job_resources); locally no resource is capped and these only describe the job.
         gpu=job_resource("gpu"),
         gres=job_resource("gres"),

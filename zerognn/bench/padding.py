@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from ..datasets.store import Dataset
-from ..envelope import Envelope
+from ..fixed_launch.envelope import Envelope
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
 from .ops import _time
 

@@ -5,7 +5,7 @@
   of the step selects its batch from the counter.
 * Fixed launch structure: every buffer is provisioned from the envelope and every grid fixed at
   capture; kernels read live counts and skip padded work (rows past a live count are zero).
-* Tight envelope: per-hop capacities from calibration (``zerognn.envelope``); ``make_envelope`` is
+* Tight envelope: per-hop capacities from calibration (``zerognn.fixed_launch.envelope``); ``make_envelope`` is
   the one thing the ``zerognn-worstcase`` ablation changes.
 * Overflow: a kernel that would write past a capacity raises its hop's record instead; the last kernel
   then restores the training state from the snapshot taken by the first and leaves the counter where
@@ -15,7 +15,7 @@
 * One graph per step: sample, gather, forward, backward and the optimizer step are captured once per
   envelope and replayed; in steady state a step is one ``cudaGraphLaunch``. Because the host's work is
   done once, at capture, the optimizer step launches Adam's fused kernel over small chunks
-  (``zerognn.chunked_adam``): the same update, with enough blocks to fill the GPU.
+  (``zerognn.fixed_launch.chunked_adam``): the same update, with enough blocks to fill the GPU.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ..chunked_adam import chunked_fused_adam_step
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
-from ..cuda.step_control import StepControl
 from ..distributed import average_gradients
-from ..envelope import Envelope, calibrate, worst_case_capacities
 from ..errors import ZeroGNNError
+from ..fixed_launch.chunked_adam import chunked_fused_adam_step
+from ..fixed_launch.envelope import Envelope, calibrate, worst_case_capacities
+from ..fixed_launch.step_control import StepControl
+from ..fixed_launch.training_state import flatten_training_state
 from ..sampling import epoch_permutation, steps_per_epoch
-from ..training_state import flatten_training_state
 from . import register
 from .base import Variant, phase
 

@@ -1,7 +1,7 @@
 """``zerognn-epoch``: zerognn's step graph looped on the device, so one host launch trains a block of steps.
 
 The step is zerognn's, captured the same way; the graph launched is a ``DeviceLoop``
-(``zerognn.cuda.device_loop``): the step graph as the body of a WHILE conditional node driven by the
+(``zerognn.fixed_launch.device_loop``): the step graph as the body of a WHILE conditional node driven by the
 device's committed-step counter. A block of steps — a whole epoch, or the run loop's warm-up, timed or
 profiled steps — is one ``cudaGraphLaunch``; the host only queues the next epoch's batch order (one
 device copy of an order made at setup; two epochs fit, one per row) and watches the pinned mirror of
@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from ..cuda.device_loop import DeviceLoop
+from ..fixed_launch.device_loop import DeviceLoop
 from ..sampling import epoch_permutation, steps_per_epoch
 from . import register
 from .zerognn import ZeroGNN

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..envelope import Envelope, worst_case
+from ..fixed_launch.envelope import Envelope, worst_case
 from . import register
 from .zerognn import ZeroGNN
 

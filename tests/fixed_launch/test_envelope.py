@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from tests.conftest import random_graph
-from zerognn.envelope import Envelope, calibrate, worst_case
 from zerognn.errors import ZeroGNNError
+from zerognn.fixed_launch.envelope import Envelope, calibrate, worst_case
 from zerognn.sampling import batch_seeds, epoch_permutation, sample_subgraph
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from .errors import ZeroGNNError
-from .graph import CSRGraph
-from .sampling import batch_seeds, epoch_permutation, sample_subgraph
+from ..errors import ZeroGNNError
+from ..graph import CSRGraph
+from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
 
 CALIBRATION_EPOCH = 2**32 - 2  # evaluation uses 2**32 - 1; training epochs count up from 0
 

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import yaml
 
-from zerognn.config_types import coerce
+from zerognn.workflow.config_types import coerce
 
-SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml").read_text())
+SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml").read_text())
 
 
 def test_strings_become_what_the_schema_asks_for():

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..cuda.launch import launch
 from ..errors import ZeroGNNError, missing_extra
-from .launch import launch
 
 
 def _runtime():

@@ -3,7 +3,7 @@
 import pytest
 
 from zerognn.errors import ZeroGNNError
-from zerognn.launcher import job_resources, nodes_for, run_launcher
+from zerognn.workflow.launcher import job_resources, nodes_for, run_launcher
 
 
 def test_one_process_and_one_node():

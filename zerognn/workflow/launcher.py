@@ -14,7 +14,7 @@ default of one task per node is what srun needs).
 
 from __future__ import annotations
 
-from .errors import ZeroGNNError
+from ..errors import ZeroGNNError
 
 RENDEZVOUS_PORT = 29500
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import ZeroGNNError
+from ..errors import ZeroGNNError
 
 
 def _materialize_adam_state(optimizer: torch.optim.Optimizer, params: list[nn.Parameter]) -> None:

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from zerognn.chunked_adam import chunked_fused_adam_step
 from zerognn.errors import ZeroGNNError
+from zerognn.fixed_launch.chunked_adam import chunked_fused_adam_step
 from zerognn.models import build_model
 
 

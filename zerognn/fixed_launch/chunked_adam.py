@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .errors import ZeroGNNError
+from ..errors import ZeroGNNError
 
 CHUNK = 8192  # elements per view; measured on the H200 (4096: 9.7 us, 8192: 7.3 us, 16384: 10.4 us)
 

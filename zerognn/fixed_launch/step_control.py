@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from .. import rng
+from ..cuda.launch import grid_for, launch
 from ..sampling.reference import SAMPLING_PURPOSE
-from .launch import grid_for, launch
 
 
 @dataclass

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from zerognn.errors import ZeroGNNError
+from zerognn.fixed_launch.training_state import flatten_training_state
 from zerognn.models import build_model
-from zerognn.training_state import flatten_training_state
 
 
 def model_and_adam(seed=0):
