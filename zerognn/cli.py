@@ -10,34 +10,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 from .errors import ZeroGNNError, missing_extra
 from .outputs import check_writable_dir, check_writable_file
+from .records import spec as spec_schema
+from .records.spec import RunSpec, argument_type
 
 USAGE_ERROR = 2
 
 
-def _number(kind: Callable[[str], float], low: float, low_open: bool, what: str) -> Callable[[str], float]:
-    """An argparse type: ``kind`` (int or float) parsed from the text, finite and above ``low``."""
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if not math.isfinite(value) or value < low or (low_open and value == low):
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
-        return value
-    return parse
-
-
-POSITIVE_INT = _number(int, 1, False, "a positive integer")
-NON_NEGATIVE_INT = _number(int, 0, False, "an integer >= 0")
-POSITIVE_NUMBER = _number(float, 0.0, True, "a finite number > 0")
+POSITIVE_INT = argument_type(spec_schema.POSITIVE_INT)
+NON_NEGATIVE_INT = argument_type(spec_schema.NON_NEGATIVE_INT)
+POSITIVE_NUMBER = argument_type(spec_schema.POSITIVE_NUMBER)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,7 +55,7 @@ def _cmd_dataset_info(args: argparse.Namespace) -> None:
 def _cmd_run(args: argparse.Namespace) -> None:
     import torch
 
-    from .train import RunSpec, run
+    from .train import run
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -76,14 +63,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
     check_writable_file(args.out, "run record --out")
     if args.trace is not None:
         check_writable_file(args.trace, "profiler trace --trace")
-    spec = RunSpec(
-        dataset=args.dataset, model=args.model, variant=args.variant, batch_size=args.batch_size,
-        fanouts=args.fanouts, hidden=args.hidden, lr=args.lr, seed=args.seed,
-        warmup_steps=args.warmup_steps, measure_steps=args.measure_steps, profile_steps=args.profile_steps,
-        eval_nodes=args.eval_nodes, gpus=args.gpus, device=args.device, whole_epoch=args.whole_epoch,
-        host_load=args.host_load,
-        variant_modules=args.variant_module,
-    )
+    spec = RunSpec.from_arguments(args)
     run(spec, args.dataset_dir, args.out, trace_path=args.trace)
 
 
@@ -158,7 +138,7 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
     from .bench.padding import bench_gemm_padding, format_padding
     from .datasets import load_dataset
     from .fixed_launch.envelope import calibrate
-    from .train.spec import parse_fanouts
+    from .records.spec import parse_fanouts
 
     fanouts = parse_fanouts(args.fanouts)
     if not torch.cuda.is_available():
@@ -226,28 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=_cmd_dataset_info)
 
     r = sub.add_parser("run", help="train one configuration and write its run record")
-    r.add_argument("--dataset", required=True)
+    RunSpec.add_arguments(r)  # one option per RunSpec field
     r.add_argument("--dataset-dir", required=True)
-    r.add_argument("--model", default="sage", choices=["sage", "gcn", "gat"])
-    r.add_argument("--variant", default="torch-eager")
-    r.add_argument("--batch-size", type=POSITIVE_INT, default=1024)
-    r.add_argument("--fanouts", default="15,10,5", help="per-hop fanouts, e.g. 15,10,5 (one layer per hop)")
-    r.add_argument("--hidden", type=POSITIVE_INT, default=256)
-    r.add_argument("--lr", type=POSITIVE_NUMBER, default=3e-3)
-    r.add_argument("--seed", type=NON_NEGATIVE_INT, default=0)
-    r.add_argument("--warmup-steps", type=NON_NEGATIVE_INT, default=5)
-    r.add_argument("--measure-steps", type=POSITIVE_INT, default=20)
-    r.add_argument("--profile-steps", type=NON_NEGATIVE_INT, default=5)
-    r.add_argument("--eval-nodes", type=NON_NEGATIVE_INT, default=2048,
-                   help="val/test nodes used for accuracy (0 skips it)")
-    r.add_argument("--whole-epoch", action="store_true",
-                   help="after the measured steps, train and time one whole epoch (every training batch)")
-    r.add_argument("--host-load", type=NON_NEGATIVE_INT, default=0,
-                   help="CPU-bound processes to run on this run's cores during the timed and profiled steps")
-    r.add_argument("--gpus", type=POSITIVE_INT, default=1)
-    r.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    r.add_argument("--variant-module", action="append", default=[],
-                   help="out-of-package variant: a .py file or module (repeatable)")
     r.add_argument("--threads", type=POSITIVE_INT, default=None,
                    help="CPU threads for PyTorch (default: PyTorch's choice)")
     r.add_argument("--trace", default=None, help="also keep the profiler trace here (.json.gz)")

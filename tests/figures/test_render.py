@@ -4,13 +4,13 @@ import pytest
 from matplotlib.text import Text
 
 from tests.records.factory import make_record, write_records
+from zerognn.catalog import BUILTIN_NAMES
 from zerognn.errors import ZeroGNNError
 from zerognn.figures import FIGURES, render_all
 from zerognn.figures.data import FigureData, Skip
 from zerognn.figures.draw import theme
 from zerognn.figures.style import variant_styles
 from zerognn.records import summarize
-from zerognn.records.summary import KNOWN_VARIANTS
 
 PHASES = {"sample": 3.0, "gather": 1.0, "forward": 2.0, "backward": 2.5, "optimizer": 0.5}
 CLASSES = {"dense": 0.9, "sampling": 0.4, "aggregation": 0.3, "other": 0.1}
@@ -149,7 +149,7 @@ def test_figures_have_readable_text_and_no_overlapping_tick_labels(tmp_path, siz
 
 
 def test_unknown_variants_get_looks_of_their_own():
-    styles = variant_styles([*KNOWN_VARIANTS, "my-baseline", "another"])
+    styles = variant_styles([*BUILTIN_NAMES, "my-baseline", "another"])
     looks = [(s.hatch, s.marker, s.dashes) for s in styles.values()]
     for i in range(3):
         assert len({look[i] for look in looks}) == len(looks)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from zerognn.records import make_run_id, percentiles, write_record
+from zerognn.records import RunKey, percentiles, write_record
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "records.md"
 
@@ -47,7 +47,7 @@ def make_record(
     steps_per_epoch = 10
     return {
         "schema_version": 5,
-        "run_id": make_run_id(dataset, model, variant, batch_size, fanouts, gpus, host_load),
+        "run_id": RunKey(dataset, model, variant, batch_size, fanouts, gpus, host_load).run_id,
         "config": {
             "dataset": dataset, "model": model, "variant": variant, "batch_size": batch_size,
             "fanouts": list(fanouts), "hidden": 64, "lr": 0.01, "seed": 0, "warmup_steps": 2,

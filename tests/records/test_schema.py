@@ -7,7 +7,6 @@ from zerognn.errors import ZeroGNNError
 from zerognn.records import (
     SCHEMA_VERSION,
     iter_records,
-    make_run_id,
     percentiles,
     read_record,
     upgrade_record,
@@ -17,18 +16,6 @@ from zerognn.records import (
 from zerognn.records.schema import FIELDS_NEW_IN_V3, FIELDS_NEW_IN_V5
 
 from .factory import doc_example, make_record
-
-
-def test_run_id_rule():
-    assert make_run_id("products-like", "sage", "zerognn", 1024, [15, 10, 5], 1) == (
-        "products-like__sage__zerognn__b1024__f15-10-5__g1"
-    )
-
-
-@pytest.mark.parametrize("bad", ["a__b", "with space", "a/b", ""])
-def test_run_id_rejects_names_that_break_ids_or_paths(bad):
-    with pytest.raises(ZeroGNNError, match="variant name"):
-        make_run_id("tiny", "sage", bad, 256, [5], 1)
 
 
 def test_percentiles_linear_interpolation():

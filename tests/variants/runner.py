@@ -2,32 +2,32 @@
 
 import torch
 
-from zerognn.models import build_model
-from zerognn.variants import VariantContext, get_variant
+from zerognn.records.spec import RunSpec
+from zerognn.train.context import build_context
+from zerognn.variants import get_variant
 
 
-def run_steps(ds, variant, model_name, steps, batch=128, fanouts=(5, 3), configure=None, blocks=None):
+def make_context(ds, model_name="sage", steps=0, batch=128, fanouts=(5, 3), hidden=64, lr=0.003, device="cuda"):
+    """The context a run of these settings trains with (``zerognn.train.context.build_context``)."""
+    spec = RunSpec(dataset=ds.name, model=model_name, batch_size=batch, fanouts=list(fanouts), hidden=hidden, lr=lr)
+    return build_context(spec, ds, torch.device(device), steps=steps)
+
+
+def run_steps(ds, variant, model_name, steps, batch=128, fanouts=(5, 3), configure=None, blocks=None, device="cuda",
+              hidden=64, lr=0.003):
     """Train ``steps`` global steps with ``variant``; returns (variant, losses on the CPU, parameters).
 
-    ``blocks`` (step counts summing to ``steps``) hands a device-driven variant its steps in those blocks.
+    ``blocks`` (step counts summing to ``steps``) hands the variant its steps in those blocks (``run_steps``).
     """
-    model = build_model(model_name, ds.num_features, 64, ds.num_classes, len(fanouts), seed=0).cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=0.003, capturable=True, fused=True)
-    ctx = VariantContext(ds, model, opt, model_name, list(fanouts), batch, 0, torch.device("cuda"),
-                         torch.zeros(steps, device="cuda"))
+    ctx = make_context(ds, model_name, steps, batch, fanouts, hidden, lr, device)
     v = get_variant(variant)(ctx)
     if configure is not None:
         configure(v)
     v.setup()
-    per_epoch = ds.train_idx.numel() // batch
-    if blocks is not None:
-        first = 0
-        for count in blocks:
-            v.run_steps(first, count)
-            first += count
-        assert first == steps
-    else:
-        for g in range(steps):
-            v.step(*divmod(g, per_epoch), g)
+    first = 0
+    for count in blocks or [1] * steps:
+        v.run_steps(first, count)
+        first += count
+    assert first == steps
     v.finish()
-    return v, ctx.loss_log.cpu(), [p.detach().cpu().clone() for p in model.parameters()]
+    return v, ctx.loss_log.cpu(), [p.detach().cpu().clone() for p in ctx.model.parameters()]

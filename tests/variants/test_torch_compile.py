@@ -1,27 +1,16 @@
 """torch-compile trains exactly like torch-eager (CPU here; on a GPU against host-mediated) and reports its graphs."""
 
 import pytest
-import torch
 
 from zerognn.datasets import load_dataset
 from zerognn.measure.captures import counting_cuda_graph_captures
-from zerognn.models import build_model
-from zerognn.variants import VariantContext, get_variant
 
 from .runner import run_steps
 
 
 def run_on_cpu(ds, variant, steps):
-    model = build_model("sage", ds.num_features, 32, ds.num_classes, 2, seed=0)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    ctx = VariantContext(ds, model, opt, "sage", [5, 3], 128, 0, torch.device("cpu"), torch.zeros(steps))
-    v = get_variant(variant)(ctx)
-    v.setup()
-    per_epoch = ds.train_idx.numel() // 128
-    for g in range(steps):
-        v.step(*divmod(g, per_epoch), g)
-    v.finish()
-    return v, ctx.loss_log
+    v, losses, _ = run_steps(ds, variant, "sage", steps, device="cpu", hidden=32, lr=0.01)
+    return v, losses
 
 
 def test_compiled_step_matches_torch_eager_on_the_cpu(tiny_dataset_dir):

@@ -5,28 +5,21 @@ import torch
 import torch.nn.functional as F
 
 from zerognn.datasets import load_dataset
-from zerognn.models import TORCH_OPS, build_model
+from zerognn.models import TORCH_OPS
 from zerognn.sampling import batch_seeds, epoch_permutation, sample_subgraph
-from zerognn.variants import VariantContext, get_variant
+
+from .runner import make_context, run_steps
 
 FANOUTS = [5, 3]
 
 
 def make_ctx(ds, device, steps):
-    model = build_model("sage", ds.num_features, 32, ds.num_classes, len(FANOUTS), seed=0).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    log = torch.zeros(steps, device=device)
-    return VariantContext(ds, model, opt, "sage", FANOUTS, 128, 0, torch.device(device), log)
+    return make_context(ds, "sage", steps, fanouts=FANOUTS, hidden=32, lr=0.01, device=device)
 
 
 def run_variant(ds, device, steps=6):
-    ctx = make_ctx(ds, device, steps)
-    variant = get_variant("torch-eager")(ctx)
-    variant.setup()
-    per_epoch = ds.train_idx.numel() // 128
-    for g in range(steps):
-        variant.step(*divmod(g, per_epoch), g)
-    return ctx.loss_log.cpu(), [p.detach().cpu() for p in ctx.model.parameters()]
+    _, losses, params = run_steps(ds, "torch-eager", "sage", steps, fanouts=FANOUTS, device=device, hidden=32, lr=0.01)
+    return losses, params
 
 
 def test_torch_eager_matches_a_hand_written_reference_step(tiny_dataset_dir):

@@ -15,10 +15,11 @@ import pandas as pd
 
 from ..measure.trace import KERNEL_CLASSES, OTHER_CLASS
 from ..records import check_summary_current, iter_records, read_summary, summary_row
+from ..records.ids import COMPARISON_FIELDS
 from .style import VariantStyle, variant_styles
 
 # Runs with equal values here do the same work and are compared side by side.
-COMPARISON_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus", "host_load"]
+COMPARISON_KEYS = list(COMPARISON_FIELDS)
 # The columns that place a record in the figures (the rest of a per-record frame is its data).
 RECORD_KEYS = [*COMPARISON_KEYS, "variant", "step_ms_median", "run_id"]
 PHASES = ("sample", "gather", "forward", "backward", "optimizer")

@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from ..records.summary import BASELINE
+from ..catalog import BASELINE
 from .data import (
     COMPARISON_KEYS,
     FigureData,

@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..records.summary import BASELINE
+from ..catalog import BASELINE
 from .data import COMPARISON_KEYS, FigureData, Skip, ideal_memory, panels
 from .draw import (
     bar_handles,

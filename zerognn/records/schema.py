@@ -22,6 +22,7 @@ import numpy as np
 
 from ..atomic import write_json
 from ..errors import ZeroGNNError
+from .ids import NAME_PATTERN, RunKey
 
 SCHEMA_VERSION = 5
 READABLE_VERSIONS = (1, 2, 3, 4, 5)
@@ -119,8 +120,6 @@ def map_of(value: Check) -> Check:
     return check
 
 
-# Names end up in run ids and file names: no separators, no spaces, no "__".
-NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
 NAME = string(pattern=NAME_PATTERN)
 
 CONFIG = obj({
@@ -199,18 +198,6 @@ RECORD_V1 = obj(RECORD_FIELDS | {"metrics": METRICS_V1})
 RECORD_V2 = obj(RECORD_FIELDS | {"metrics": METRICS_V2})
 RECORD_V3 = obj(RECORD_FIELDS | {"metrics": METRICS_V3})
 RECORD_V4 = obj(RECORD_FIELDS | {"metrics": METRICS_V4})
-
-
-def make_run_id(dataset: str, model: str, variant: str, batch_size: int, fanouts: Sequence[int],
-                gpus: int, host_load: int = 0) -> str:
-    """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``, then ``__h<n>`` for a run measured
-    beside ``n`` CPU-bound processes (``host_load``); names may not contain '__'."""
-    for field, value in (("dataset", dataset), ("model", model), ("variant", variant)):
-        if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
-            raise ZeroGNNError(f"{field} name {value!r} may use only letters, digits, '.', '_', '+' and "
-                               f"'-' and no '__', because it becomes part of run ids and file names; rename it.")
-    load = f"__h{host_load}" if host_load else ""
-    return f"{dataset}__{model}__{variant}__b{batch_size}__f{'-'.join(str(f) for f in fanouts)}__g{gpus}{load}"
 
 
 def percentiles(step_ms: Sequence[float]) -> tuple[float, float, float]:
@@ -328,7 +315,7 @@ def _check_consistency(record: dict[str, Any]) -> None:
     load = c.get("host_load", 0)
     if not (_is_int(load) and load >= 0):
         raise _Invalid("config.host_load", f"must be an integer >= 0, got {json.dumps(load)[:30]}")
-    expected = make_run_id(c["dataset"], c["model"], c["variant"], c["batch_size"], c["fanouts"], c["gpus"], load)
+    expected = RunKey.of(c).run_id
     if record["run_id"] != expected:
         raise _Invalid("run_id", f"is {record['run_id']!r} but the config gives {expected!r}")
     if record["dataset"]["name"] != c["dataset"]:

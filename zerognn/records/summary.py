@@ -19,25 +19,13 @@ from typing import Any
 import pandas as pd
 
 from ..atomic import atomic_path
+from ..catalog import BASELINE
 from ..errors import ZeroGNNError, one_line
+from .ids import COMPARISON_FIELDS, KEY_FIELDS, RunKey, fanouts_label
 from .schema import iter_records
 
-BASELINE = "host-mediated"
-# The paper's variants in the order tables and figures list them.
-KNOWN_VARIANTS = (
-    "torch-eager", "host-mediated", "cuda-graph-naive", "dynamic-parallelism", "torch-compile",
-    "zerognn", "zerognn-worstcase", "zerognn-epoch",
-)
-
-
-def variant_order(variants: Iterable[str]) -> list[str]:
-    """Known variants in the paper's order, then the others alphabetically."""
-    names = set(variants)
-    return [v for v in KNOWN_VARIANTS if v in names] + sorted(names - set(KNOWN_VARIANTS))
-
-
 # Runs that do the same work, so their step times compare; speedup is taken within such a group.
-GROUP_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus", "host_load"]
+GROUP_KEYS = list(COMPARISON_FIELDS)
 SORT_KEYS = ["dataset", "model", "batch_size", "host_load", "variant", "gpus"]
 FINAL_LOSS_STEPS = 5
 
@@ -66,10 +54,6 @@ REQUIRED_COLUMNS = [
 STALE_RELATIVE = 1e-9
 REBUILD = ("rebuild it from the run records with `zerognn summarize --runs RUNS_DIR --out {path}` "
            "(or `snakemake figures`)")
-
-
-def fanouts_label(fanouts: list[int]) -> str:
-    return "-".join(str(f) for f in fanouts)
 
 
 def final_loss(losses: list[float | None]) -> float:
@@ -189,12 +173,13 @@ def read_summary(path: str | os.PathLike) -> pd.DataFrame:
                                f"{rebuild}.")
         first_line[run_id] = line
     for line, row in zip(lines, df.itertuples(index=False)):
-        expected = (f"{row.dataset}__{row.model}__{row.variant}__b{row.batch_size}__f{row.fanouts}"
-                    f"__g{row.gpus}" + (f"__h{row.host_load}" if row.host_load else ""))
-        if row.run_id != expected:
-            raise ZeroGNNError(f"summary {path} is damaged: line {line} has run_id {row.run_id!r} but its dataset, "
-                               f"model, variant, batch_size, fanouts, gpus and host_load give {expected!r}; "
-                               f"{rebuild}.")
+        try:
+            expected = repr(RunKey.of(row._asdict()).run_id)
+        except (ZeroGNNError, ValueError):
+            expected = "no valid run id"
+        if repr(row.run_id) != expected:
+            raise ZeroGNNError(f"summary {path} is damaged: line {line} has run_id {row.run_id!r} but its "
+                               f"{', '.join(KEY_FIELDS)} give {expected}; {rebuild}.")
     return df
 
 

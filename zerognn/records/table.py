@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .summary import variant_order
+from ..catalog import variant_order
 
 COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "step ms, median (p10–p90)",
            "epoch s, from median (measured)", "× host-mediated", "GPU busy ms", "exec fraction",

@@ -1,6 +1,6 @@
 """The measured training run: one configuration, one variant, one run record."""
 
+from ..records.spec import RunSpec
 from .loop import run
-from .spec import RunSpec
 
 __all__ = ["RunSpec", "run"]

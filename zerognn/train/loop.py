@@ -41,13 +41,12 @@ from ..measure.host_load import host_load
 from ..measure.memory import PeakMemory
 from ..measure.trace import PROFILER_LEAD_IN_STEPS, profile_window
 from ..measure.untraced import untraced_gpu_ms_per_step
-from ..models import build_model
 from ..outputs import exclusive_output
-from ..records.schema import SCHEMA_VERSION, make_run_id, percentiles, write_record
-from ..sampling import steps_per_epoch
-from ..variants import VariantContext, get_variant
+from ..records.schema import SCHEMA_VERSION, percentiles, write_record
+from ..records.spec import RunSpec
+from ..variants import get_variant
+from .context import build_context, resolve_device
 from .evaluate import accuracy
-from .spec import RunSpec
 
 Progress = Callable[[str], None]
 
@@ -167,7 +166,7 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     rank 0 measures and writes the record.
     """
     variant_cls = get_variant(spec.variant, spec.variant_modules)
-    device = spec.resolve_device()
+    device = resolve_device(spec.device)
     if variant_cls.requires_cuda and device.type != "cuda":
         raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; "
                            f"run it on a GPU machine")
@@ -186,8 +185,7 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
          out_path: str | Path, progress: Progress, trace_path: str | Path | None) -> dict:
     if device.type == "cuda":
         device = torch.device("cuda", world.local_rank)
-    run_id = make_run_id(spec.dataset, spec.model, spec.variant, spec.batch_size, spec.fanouts, spec.gpus,
-                         spec.host_load)
+    run_id = spec.key.run_id
 
     host_ds = load_dataset(Path(dataset_dir), features_on="meta")
     if host_ds.name != spec.dataset:
@@ -199,18 +197,9 @@ def _run(spec: RunSpec, variant_cls, device: torch.device, world: World, dataset
     # Regenerated features are computed straight on the run's device (never a host copy).
     host_ds = host_ds.with_features_on(device)
     ds = host_ds.to(device) if device.type == "cuda" else host_ds
-    spe = steps_per_epoch(ds.train_idx.numel(), spec.batch_size * world.size)
-
-    model = build_model(spec.model, ds.num_features, spec.hidden, ds.num_classes, len(spec.fanouts),
-                        spec.seed).to(device)
-    # Fused Adam on a GPU: one kernel instead of a dozen multi-tensor passes, for every variant alike;
-    # capturable so that a variant may record the step in a CUDA Graph.
-    cuda = device.type == "cuda"
-    optimizer = torch.optim.Adam(model.parameters(), lr=spec.lr, capturable=cuda, fused=cuda)
-    loss_log = torch.zeros(spec.steps_run(spe), dtype=torch.float32, device=device)
     memory = PeakMemory(device)
-    ctx = VariantContext(ds, model, optimizer, spec.model, spec.fanouts, spec.batch_size, spec.seed, device, loss_log,
-                         world, memory)
+    ctx = build_context(spec, ds, device, world, memory=memory)
+    spe, model, loss_log, cuda = ctx.steps_per_epoch, ctx.model, ctx.loss_log, device.type == "cuda"
     if cuda:
         torch.cuda.synchronize(device)
     resident = memory.allocated()

@@ -1,9 +1,10 @@
 """The variant registry: built-in variants, plus out-of-package ones named by module or file path.
 
-``register`` is the decorator a variant class uses; ``get_variant`` looks one up by name and
-``load_external`` imports a user's module (``pkg.module``) or file (``path/to/baseline.py``) so that
-its ``@register``-ed classes join the registry; ``external_variants`` says which module defines which
-variant and where its source file is (the workflow re-runs a variant's runs when that file changes).
+The built-ins are the modules the table in ``zerognn.catalog`` names. ``register`` is the decorator a
+variant class uses; ``get_variant`` looks one up by name and ``load_external`` imports a user's module
+(``pkg.module``) or file (``path/to/baseline.py``) so that its ``@register``-ed classes join the registry;
+``external_variants`` says which module defines which variant and where its source file is (the workflow
+re-runs a variant's runs when that file changes).
 """
 
 from __future__ import annotations
@@ -15,20 +16,12 @@ from pathlib import Path
 
 import torch
 
+from ..catalog import BUILTIN_VARIANTS
 from ..errors import ZeroGNNError, one_line
 from .base import Variant, VariantContext, phase
 
 _REGISTRY: dict[str, type[Variant]] = {}
-_BUILTIN_MODULES = (
-    "zerognn.variants.torch_eager",
-    "zerognn.variants.host_mediated",
-    "zerognn.variants.cuda_graph_naive",
-    "zerognn.variants.dynamic_parallelism",
-    "zerognn.variants.torch_compile",
-    "zerognn.variants.zerognn",
-    "zerognn.variants.zerognn_worstcase",
-    "zerognn.variants.zerognn_epoch",
-)
+_BUILTIN_MODULES = tuple(f"zerognn.variants.{v.module}" for v in BUILTIN_VARIANTS)
 _builtins_loaded = False
 
 

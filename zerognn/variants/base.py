@@ -2,9 +2,9 @@
 
 A variant owns *control* — who reads sizes, who launches what, how buffers are provisioned — never the
 math: the model, optimizer, dataset and sampling semantics come in through ``VariantContext`` and are
-the same for all variants. The training loop calls ``setup()`` once, then ``step()`` for each global
-step, then ``finish()``; a step writes its loss into ``ctx.loss_log[global_step]`` on the device and
-must not read it back.
+the same for all variants. The training loop calls ``setup()`` once, then ``run_steps()`` for each block
+of global steps (by default one ``step()`` each), then ``finish()``; a step writes its loss into
+``ctx.loss_log[global_step]`` on the device and must not read it back.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class VariantContext:
     seed: int
     device: torch.device
     loss_log: torch.Tensor    # float32 [total steps] on ``device``
+    steps_per_epoch: int      # steps each rank takes in an epoch (the last partial batch is dropped)
     world: World = SINGLE     # this process's rank among the data-parallel processes
     # The run's memory meter: a variant that replays a CUDA Graph measures its captures and declares
     # the graph's working set through it (never through the allocator's statistics directly).
@@ -90,8 +91,10 @@ class Variant(ABC):
         """Run training step ``step`` of ``epoch``; write its loss to ``ctx.loss_log[global_step]``."""
 
     def run_steps(self, first: int, count: int) -> None:
-        """A device-driven variant's global steps ``first`` .. ``first + count - 1``, possibly queued."""
-        raise NotImplementedError(f"{self.name} is not device-driven")
+        """Global steps ``first`` .. ``first + count - 1``: by default one ``step`` each, issued by the host. A
+        device-driven variant overrides this to run the block with one launch (possibly still queued)."""
+        for g in range(first, first + count):
+            self.step(*divmod(g, self.ctx.steps_per_epoch), g)
 
     def step_stamps_ns(self, first: int, count: int) -> list[int]:
         """A device-driven variant's GPU clock (ns) at the start of each of those steps and after the last."""

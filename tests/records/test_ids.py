@@ -1,0 +1,56 @@
+"""The run key: the one place a run id is written and read back."""
+
+import re
+
+import pytest
+
+from zerognn.errors import ZeroGNNError
+from zerognn.records.ids import COMPARISON_FIELDS, KEY_FIELDS, RUN_ID_WILDCARD, RunKey
+
+
+def test_run_id_rule():
+    assert RunKey("products-like", "sage", "zerognn", 1024, [15, 10, 5], 1).run_id == (
+        "products-like__sage__zerognn__b1024__f15-10-5__g1"
+    )
+    assert RunKey("tiny", "gat", "host-mediated", 64, (5, 3), 2, host_load=16).run_id == (
+        "tiny__gat__host-mediated__b64__f5-3__g2__h16"
+    )
+
+
+@pytest.mark.parametrize("key", [
+    RunKey("products-like", "sage", "zerognn", 1024, (15, 10, 5)),
+    RunKey("ogbn-arxiv", "gcn", "my_baseline+v2", 7, (1,), 16, 3),
+    RunKey("a.b", "x", "y-z", 1, (2, 2, 2, 2), 1, 0),
+])
+def test_a_run_id_parses_back_to_its_key(key):
+    assert RunKey.parse(key.run_id) == key
+    assert re.fullmatch(RUN_ID_WILDCARD, key.run_id)  # the workflow's run rule matches it
+
+
+@pytest.mark.parametrize("text", [
+    "tiny__sage__zerognn__b64__f5-3", "tiny__sage__zerognn__b64__f5-3__g1__h0", "tiny__sage__zerognn__b064__f5__g1",
+    "tiny__sage__zerognn__b64__f5__g1.json", "tiny__sage__a__b__b64__f5__g1", "",
+])
+def test_what_is_not_a_run_id_is_refused(text):
+    with pytest.raises(ZeroGNNError, match="is not a run id"):
+        RunKey.parse(text)
+
+
+@pytest.mark.parametrize("bad", ["a__b", "with space", "a/b", ""])
+def test_names_that_break_ids_or_paths_are_refused(bad):
+    with pytest.raises(ZeroGNNError, match="variant name"):
+        RunKey("tiny", "sage", bad, 256, [5], 1)
+
+
+def test_a_key_from_a_record_config_or_a_summary_row():
+    config = {"dataset": "tiny", "model": "sage", "variant": "v", "batch_size": 8, "fanouts": [5, 3], "gpus": 1,
+              "hidden": 64}
+    assert RunKey.of(config) == RunKey("tiny", "sage", "v", 8, (5, 3))  # no host_load: 0
+    row = dict(config, fanouts="5-3", host_load=4)
+    assert RunKey.of(row).run_id == "tiny__sage__v__b8__f5-3__g1__h4"
+
+
+def test_runs_compare_on_every_key_field_but_the_variant():
+    assert set(KEY_FIELDS) - set(COMPARISON_FIELDS) == {"variant"}
+    one, other = RunKey("tiny", "sage", "a", 8, (5,)), RunKey("tiny", "sage", "b", 8, (5,))
+    assert one.comparison() == other.comparison() != RunKey("tiny", "sage", "a", 8, (5,), host_load=1).comparison()

@@ -1,0 +1,103 @@
+"""A run's key: the fields that name a run, and the one place its id is written and read back.
+
+``RunKey(...).run_id`` is the id every record carries and its file is named after
+(``<run_id>.json``); ``RunKey.parse`` reads an id back (the workflow's run rule takes its parameters
+from it); ``COMPARISON_FIELDS`` are the key's fields that runs must share to be compared side by side
+(the summary's speedup groups, the figures' panels). An axis that names runs joins the key here: a
+field, and where it may be left at a default, a suffix letter in ``SUFFIXES``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from ..errors import ZeroGNNError
+
+# Names end up in run ids and file names: no separators, no spaces, no "__".
+NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
+SEPARATOR = "__"
+# Optional fields, written as __<letter><value> after the required parts when not at their default.
+SUFFIXES = {"host_load": "h"}
+
+
+def fanouts_label(fanouts: Sequence[int]) -> str:
+    """[15, 10, 5] -> '15-10-5', as run ids and the summary write fanouts."""
+    return "-".join(str(f) for f in fanouts)
+
+
+@dataclass(frozen=True)
+class RunKey:
+    dataset: str
+    model: str
+    variant: str
+    batch_size: int
+    fanouts: tuple[int, ...]
+    gpus: int = 1
+    host_load: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("dataset", "model", "variant"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
+                raise ZeroGNNError(f"{name} name {value!r} may use only letters, digits, '.', '_', '+' and '-' and "
+                                   f"no '__', because it becomes part of run ids and file names; rename it.")
+        fanouts = self.fanouts
+        if isinstance(fanouts, str):
+            fanouts = fanouts.split("-")
+        object.__setattr__(self, "fanouts", tuple(int(f) for f in fanouts))
+        for name in ("batch_size", "gpus", "host_load"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+
+    @property
+    def run_id(self) -> str:
+        """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``, then ``__h<n>`` for a run measured
+        beside ``n`` CPU-bound processes."""
+        parts = [self.dataset, self.model, self.variant, f"b{self.batch_size}", f"f{fanouts_label(self.fanouts)}",
+                 f"g{self.gpus}"]
+        parts += [f"{letter}{getattr(self, name)}" for name, letter in SUFFIXES.items()
+                  if getattr(self, name) != _DEFAULTS[name]]
+        return SEPARATOR.join(parts)
+
+    @classmethod
+    def parse(cls, run_id: str) -> RunKey:
+        """The key a run id was written from (ZeroGNNError if it is not a run id)."""
+        match = _RUN_ID.fullmatch(run_id) if isinstance(run_id, str) else None
+        key = None if match is None else cls(**{k: v for k, v in match.groupdict().items() if v is not None})
+        if key is None or key.run_id != run_id:
+            raise ZeroGNNError(f"{run_id!r} is not a run id: expected "
+                               f"<dataset>__<model>__<variant>__b<batch>__f<fanouts>__g<gpus>[__h<host load>]")
+        return key
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> RunKey:
+        """The key of a record's ``config`` or a summary row (other entries are ignored; an optional field
+        that is absent or empty takes its default)."""
+        present = {name: values[name] for name in KEY_FIELDS if name in values and values[name] is not None}
+        return cls(**present)
+
+    def comparison(self) -> tuple[Any, ...]:
+        """The values of ``COMPARISON_FIELDS``: equal for runs that do the same work."""
+        return tuple(getattr(self, name) for name in COMPARISON_FIELDS)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+KEY_FIELDS = tuple(f.name for f in fields(RunKey))
+_DEFAULTS = {f.name: f.default for f in fields(RunKey)}
+# Runs with equal values here do the same work (every key field but the variant): their step times compare.
+COMPARISON_FIELDS = tuple(name for name in KEY_FIELDS if name != "variant")
+
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9.+-]|_(?!_))*"
+# A run id without anchors (also a Snakemake wildcard constraint).
+RUN_ID_PATTERN = (
+    rf"(?P<dataset>{_NAME})__(?P<model>{_NAME})__(?P<variant>{_NAME})__b(?P<batch_size>[0-9]+)"
+    rf"__f(?P<fanouts>[0-9]+(?:-[0-9]+)*)__g(?P<gpus>[0-9]+)"
+    + "".join(rf"(?:__{letter}(?P<{name}>[0-9]+))?" for name, letter in SUFFIXES.items())
+)
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+# The same without group names, for a Snakemake wildcard constraint (Snakemake names its own group).
+RUN_ID_WILDCARD = re.sub(r"\(\?P<\w+>", "(?:", RUN_ID_PATTERN)

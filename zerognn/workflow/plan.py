@@ -1,0 +1,102 @@
+"""The study a config asks for: which runs exist (their keys), and the spec each run is started with.
+
+``plan(config, target)`` reads a study config that has passed its schema (defaults filled in) and
+returns the planned run keys, with a line for each variant or dataset the target leaves out; the plan
+follows the config's target, never the machine that plans it. ``run_spec(config, target, key)`` is the
+one ``RunSpec`` a planned run is started with: the key's fields, the config's run parameters (the
+RunSpec fields a config key of the same name sets) and what the target and the variant lists decide.
+Nothing here draws a figure or needs a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ..errors import ZeroGNNError
+from ..records.ids import RunKey
+from ..records.spec import RunSpec
+from ..variants import all_variants, external_variants
+from .launcher import job_resources
+
+# RunSpec fields that a config key of the same name gives one value for every run.
+RUN_PARAMETERS = tuple(f.name for f in fields(RunSpec) if f.metadata["config"] == f.name and not f.metadata["axis"])
+# The device a run starts on, by target: a GPU study on a machine without one fails with a clear error
+# instead of measuring the CPU.
+RUN_DEVICE = {"gpu": "cuda", "cpu": "cpu"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    datasets: list[str]
+    variants: list[str]
+    keys: list[RunKey]
+    variant_modules: dict[str, str]  # an out-of-package variant -> the module spec that defines it
+    left_out: list[str]  # one line per variant or dataset the plan leaves out, and why
+
+
+def plan(config: dict[str, Any], target: str) -> Plan:
+    """The runs ``config`` asks for on ``target`` (``gpu`` or ``cpu``); ZeroGNNError for a config that names
+    what does not exist."""
+    left_out: list[str] = []
+    variants = _variants(config, target, left_out)
+    datasets = []
+    for name, options in config["datasets"].items():
+        if options.get("needs_gpu", False) and target != "gpu":
+            left_out.append(f"skipping dataset {name}: configured with needs_gpu and the target is cpu")
+        else:
+            datasets.append(name)
+    for gpus in config["gpus"]:
+        job_resources(gpus, config["gpus_per_node"])  # whole nodes only
+    _check_extra_rules(config)
+    keys = [
+        RunKey(dataset, model, variant, batch, config["fanouts"], gpus, load)
+        for dataset in datasets
+        for model in config["models"]
+        for variant in variants
+        for batch in config["batch_sizes_by_model"].get(model, config["batch_sizes"])
+        for gpus in config["gpus"]
+        for load in config["host_load"]
+    ]
+    # Only the runs of an out-of-package variant depend on its module: naming one more module in
+    # `variant_modules` plans that variant's runs and leaves every finished run as it is.
+    return Plan(datasets, variants, keys, external_variants(config["variant_modules"]), left_out)
+
+
+def run_spec(config: dict[str, Any], target: str, key: RunKey, variant_modules: dict[str, str]) -> RunSpec:
+    """The spec of the run ``key`` in the study ``config`` on ``target``."""
+    module = variant_modules.get(key.variant)
+    decided = {"device": RUN_DEVICE[target], "whole_epoch": key.variant in config["whole_epoch_variants"],
+               "variant_modules": [] if module is None else [module]}
+    return RunSpec(**({name: config[name] for name in RUN_PARAMETERS} | key.as_dict() | decided))
+
+
+def _variants(config: dict[str, Any], target: str, left_out: list[str]) -> list[str]:
+    registered = all_variants(config["variant_modules"])
+    if config["variants"] == "all":
+        wanted = [v for v in sorted(registered) if not registered[v].experimental]
+        left_out += [f"variants: all leaves out experimental variant {v}; name it in `variants` to run it"
+                     for v in sorted(set(registered) - set(wanted))]
+    else:
+        wanted = config["variants"]
+    for key, names in (("config names", wanted), ("whole_epoch_variants names", config["whole_epoch_variants"])):
+        unknown = [v for v in names if v not in registered]
+        if unknown:
+            raise ZeroGNNError(f"{key} unknown variants {unknown}; registered: {sorted(registered)}. Add an "
+                               "out-of-package variant's module or .py file to `variant_modules`.")
+    runnable = [v for v in wanted if target == "gpu" or not registered[v].requires_cuda]
+    left_out += [f"skipping variant {v}: it needs a CUDA GPU and the target is cpu (config `target: "
+                 f"{config['target']}`)" for v in wanted if v not in runnable]
+    return runnable
+
+
+def _check_extra_rules(config: dict[str, Any]) -> None:
+    for rules in config["extra_rule_files"]:
+        if not os.path.isfile(rules):
+            raise ZeroGNNError(f"extra_rule_files names {rules}, which does not exist; fix the path")
+    runs = os.path.normpath(f"{config['results_dir']}/runs")
+    for record in config["extra_run_records"]:
+        if os.path.dirname(os.path.normpath(record)) != runs:
+            raise ZeroGNNError(f"extra_run_records names {record}, which is not in {runs}/, where the summary "
+                               f"reads records; write it there")
