@@ -1,15 +1,14 @@
 """Time each CUDA operator on a real sampled batch and compare it with its bytes-moved floor.
 
 One host-mediated sample of a batch gives realistic frontiers and blocks; each operator is then
-replayed on them and timed with CUDA events (median of ``repeats`` after ``warmup``). The floor counts
+replayed on them and timed with CUDA events (``zerognn.measure.timing.micro_time_us``: the median of
+``repeats`` after ``warmup``). The floor counts
 every input byte read once and every output byte written once; achieved bandwidth = floor / time, so a
 kernel that re-reads (gathers from a shared row, hashes into a table) shows below the copy ceiling.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -18,6 +17,7 @@ from .. import rng
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..datasets.store import Dataset
+from ..measure.timing import micro_time_us
 from ..sampling import batch_seeds, epoch_permutation, hop_key
 
 
@@ -30,20 +30,6 @@ class OpTiming:
     @property
     def gbps(self) -> float:
         return self.floor_bytes / (self.us * 1e-6) / 1e9
-
-
-def _time(fn: Callable[[], object], warmup: int, repeats: int) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
 
 
 def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 256, heads: int = 4,
@@ -61,7 +47,7 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
         key = torch.tensor([rng.as_signed(hop_key(seed, 0, 0, hop))], dtype=torch.int64, device=dev)
         nbr, counts = sampling.sample(ds.graph, frontier, n_dev, n, f, key, overflow)
         edges = int(counts.sum())
-        results.append(OpTiming(f"sample hop {hop + 1} (n={n:,}, f={f})", _time(
+        results.append(OpTiming(f"sample hop {hop + 1} (n={n:,}, f={f})", micro_time_us(
             lambda: sampling.sample(ds.graph, frontier, n_dev, n, f, key, overflow), warmup, repeats),
             n * (8 + 16 + 4) + edges * (4 + 8)))
         size = sampling.table_size(n * (f + 1))
@@ -75,7 +61,7 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
 
         # Timed together: relabel clears the bitmap that dedupe fills, so neither repeats alone.
         fresh = int(dedupe_and_relabel(n * (f + 1))[0])
-        results.append(OpTiming(f"dedupe + relabel hop {hop + 1} (+{fresh:,} new)", _time(
+        results.append(OpTiming(f"dedupe + relabel hop {hop + 1} (+{fresh:,} new)", micro_time_us(
             lambda: dedupe_and_relabel(n + fresh), warmup, repeats),
             n * 8 + edges * 8 + n * 4 + size * 12 + fresh * 8 + (n + fresh) * 16 + edges * (8 + 4)
             + 2 * new_bits.bits.numel() * 4))
@@ -84,7 +70,7 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
         frontier, n, n_dev = out[0], n + fresh, out[1]
 
     width = ds.num_features
-    results.append(OpTiming(f"gather features ({n:,} x {width})", _time(
+    results.append(OpTiming(f"gather features ({n:,} x {width})", micro_time_us(
         lambda: sampling.gather_rows(ds.features, frontier, n_dev, overflow), warmup, repeats), n * (8 + 8 * width)))
 
     block, edges = blocks[-1]  # the first GNN layer aggregates the last hop over the widest input
@@ -93,24 +79,25 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
     for op, widen in (("sage", 2), ("gcn", 1)):
         fwd = getattr(CUDA_OPS, op)
         grad = torch.randn(block.num_dst, widen * hidden, device=dev)
-        results.append(OpTiming(f"{op} forward ({block.num_dst:,} <- {block.num_src:,})", _time(
+        results.append(OpTiming(f"{op} forward ({block.num_dst:,} <- {block.num_src:,})", micro_time_us(
             lambda: fwd(x, block), warmup, repeats),
             block.num_src * rows + edges * 4 + block.num_dst * (4 + widen * rows)))
         xg = x.clone().requires_grad_(True)
         y = fwd(xg, block)
-        results.append(OpTiming(f"{op} backward", _time(
+        results.append(OpTiming(f"{op} backward", micro_time_us(
             lambda: torch.autograd.grad(y, xg, grad, retain_graph=True), warmup, repeats),
             block.num_dst * (4 + widen * rows) + edges * 4 + 2 * block.num_src * rows))
     z = torch.randn(block.num_src, heads, hidden // heads, device=dev, requires_grad=True)
     s_src = torch.randn(block.num_src, heads, device=dev, requires_grad=True)
     s_dst = torch.randn(block.num_dst, heads, device=dev, requires_grad=True)
     attention_bytes = block.num_dst * (block.fanout + 1) * heads * 4
-    results.append(OpTiming("gat forward", _time(lambda: CUDA_OPS.gat(z, s_src, s_dst, block, 0.2), warmup, repeats),
+    gat_us = micro_time_us(lambda: CUDA_OPS.gat(z, s_src, s_dst, block, 0.2), warmup, repeats)
+    results.append(OpTiming("gat forward", gat_us,
                             block.num_src * (rows + heads * 4) + edges * 4 + block.num_dst * (rows + heads * 4)
                             + attention_bytes))
     out = CUDA_OPS.gat(z, s_src, s_dst, block, 0.2)
     g = torch.randn_like(out)
-    results.append(OpTiming("gat backward", _time(
+    results.append(OpTiming("gat backward", micro_time_us(
         lambda: torch.autograd.grad(out, (z, s_src, s_dst), g, retain_graph=True), warmup, repeats),
         2 * block.num_src * (rows + heads * 4) + edges * 4 + block.num_dst * (rows + 2 * heads * 4) + attention_bytes))
     if int(overflow[0]):
@@ -130,7 +117,7 @@ def copy_ceiling_gbps(bytes_: int = 2**31) -> float:
     """Device-to-device copy bandwidth (bytes read + written per second), measured here."""
     src = torch.empty(bytes_ // 4, dtype=torch.float32, device="cuda").uniform_()
     dst = torch.empty_like(src)
-    us = _time(lambda: dst.copy_(src), 3, 10)
+    us = micro_time_us(lambda: dst.copy_(src), 3, 10)
     return 2 * bytes_ / (us * 1e-6) / 1e9
 
 

@@ -3,7 +3,8 @@
 ZeroGNN runs each layer's GEMMs over the envelope's capacity rows; a GEMM that read the live row count
 from device memory could skip the padding, and this measurement bounds what it could save: for one
 real batch, every SAGE layer's two GEMMs (forward and backward) are timed at the capacity and at the
-live size. Times are CUDA-event medians of the same ``_time`` helper as the operator benchmark.
+live size. Times are CUDA-event medians (``zerognn.measure.timing.micro_time_us``), as the operator
+benchmark's.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import torch
 
 from ..datasets.store import Dataset
 from ..fixed_launch.envelope import Envelope
+from ..measure.timing import micro_time_us
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
-from .ops import _time
 
 
 @dataclass
@@ -39,7 +40,7 @@ def _linear_step_us(rows: int, in_dim: int, out_dim: int, device) -> float:
         y = x @ w_self.t() + x @ w_neigh.t()
         torch.autograd.grad(y, (x, w_self, w_neigh), grad)
 
-    return _time(step, 5, 50)
+    return micro_time_us(step, 5, 50)
 
 
 def bench_gemm_padding(ds: Dataset, envelope: Envelope, hidden: int, num_classes: int,

@@ -20,16 +20,18 @@ bounds how close a step can come to its busy time.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import dataclasses
 import gzip
 import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -123,6 +125,21 @@ class TraceMetrics:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+    def host_side_only(self) -> TraceMetrics:
+        """These metrics with the GPU side's unknown: for a variant whose GPU work the trace shows once per
+        launch rather than once per step (a loop body in a conditional graph node)."""
+        return dataclasses.replace(self, gpu_busy_ms_per_step=None, gpu_activities_per_step=None,
+                                   gpu_ms_by_class={}, gpu_gap_in_graph_ms_per_step=None)
+
+
+@contextlib.contextmanager
+def phase(name: str) -> Iterator[None]:
+    """Mark a step phase (sample, gather, forward, backward, optimizer) for the profiler's breakdown
+    (``phase_ms``: host-side time per phase)."""
+    with torch.profiler.record_function(f"{PHASE_PREFIX}{name}"):
+        yield
 
 
 def api_name(name: str) -> str:
@@ -246,6 +263,36 @@ def profile_window(
             with atomic_path(trace_path) as out, raw.open("rb") as src, gzip.open(out, "wb") as dst:
                 shutil.copyfileobj(src, dst)
         return analyze_chrome_trace(raw, n_steps)
+
+
+class Steps(Protocol):
+    """What the profiled window needs of a variant (``zerognn.variants.Variant``)."""
+
+    device_driven: bool
+
+    def run_steps(self, first: int, count: int) -> None: ...
+
+
+def profile_steps(steps: Steps, first: int, n_steps: int, device: torch.device | str,
+                  trace_path: str | os.PathLike | None = None) -> TraceMetrics:
+    """The lead-in step and ``n_steps`` steps from global step ``first`` under the profiler (``profile_window``).
+
+    A device-driven variant gets the window's steps as one block, as in steady state. CUPTI reports the
+    body of a conditional graph node once per graph launch, not once per loop iteration, so its trace
+    shows one step of GPU work for a whole block: its GPU-side metrics are left unknown rather than read
+    from it; its host-side ones (syncs, launches) are what the trace sees.
+    """
+    def one_by_one(i: int) -> None:
+        steps.run_steps(first + i, 1)
+
+    def in_one_block(i: int) -> None:
+        if i < PROFILER_LEAD_IN_STEPS:
+            steps.run_steps(first + i, 1)
+        elif i == PROFILER_LEAD_IN_STEPS:
+            steps.run_steps(first + i, n_steps)
+
+    metrics = profile_window(in_one_block if steps.device_driven else one_by_one, n_steps, device, trace_path)
+    return metrics.host_side_only() if steps.device_driven else metrics
 
 
 def _start(event: dict[str, Any]) -> float:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .trace import TraceMetrics
+
 
 @dataclass(frozen=True)
 class UntracedReplay:
@@ -34,3 +36,11 @@ def untraced_gpu_ms_per_step(replay: UntracedReplay, device: torch.device) -> fl
     us = sum(e.time_range.elapsed_us() for e in prof.events()
              if e.device_type == torch.autograd.DeviceType.CUDA and e.name in replay.kernels)
     return us / 1e3 / max(steps, 1)
+
+
+def untraced_ms(replay: UntracedReplay | None, trace: TraceMetrics | None, device: torch.device) -> float | None:
+    """What ``replay`` adds to the trace's GPU time per step; None without a replay or without GPU work in the
+    trace (nothing to add it to)."""
+    if replay is None or trace is None or trace.gpu_busy_ms_per_step is None:
+        return None
+    return untraced_gpu_ms_per_step(replay, device)

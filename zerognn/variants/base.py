@@ -9,9 +9,7 @@ of global steps (by default one ``step()`` each), then ``finish()``; a step writ
 
 from __future__ import annotations
 
-import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,6 +19,7 @@ from torch import nn
 from ..datasets.store import Dataset
 from ..distributed import SINGLE, World, average_gradients
 from ..measure.memory import PeakMemory
+from ..measure.trace import phase
 from ..measure.untraced import UntracedReplay
 from ..sampling import batch_seeds, epoch_permutation
 
@@ -113,10 +112,3 @@ class Variant(ABC):
     def info(self) -> dict[str, Any]:
         """Variant-specific facts for the run record (``variant_info``): envelopes, captures, ..."""
         return {}
-
-
-@contextlib.contextmanager
-def phase(name: str) -> Iterator[None]:
-    """Mark a step phase (sample, gather, forward, backward, optimizer) for the profiler's breakdown."""
-    with torch.profiler.record_function(f"zerognn/phase/{name}"):
-        yield
