@@ -11,6 +11,7 @@ import torch
 
 from ..datasets.store import Dataset
 from ..models import TORCH_OPS
+from ..records.spec import RunSpec
 from ..sampling import sample_subgraph
 
 EVAL_EPOCH = 2**32 - 1
@@ -33,3 +34,11 @@ def accuracy(model: torch.nn.Module, ds: Dataset, nodes: torch.Tensor, fanouts: 
         correct += int((logits.argmax(dim=1) == ds.labels[seeds]).sum())
     model.train(was_training)
     return correct / nodes.numel()
+
+
+def evaluate(model: torch.nn.Module, ds: Dataset, spec: RunSpec) -> dict[str, float | int | None]:
+    """The record's ``accuracy``: on the first ``spec.eval_nodes`` val and test nodes (null with 0)."""
+    n = spec.eval_nodes
+    val = accuracy(model, ds, ds.val_idx[:n], spec.fanouts, spec.seed, spec.batch_size) if n else None
+    test = accuracy(model, ds, ds.test_idx[:n], spec.fanouts, spec.seed, spec.batch_size) if n else None
+    return {"val": val, "test": test, "eval_nodes": n}
