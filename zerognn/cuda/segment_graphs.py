@@ -9,7 +9,6 @@ misses, evictions and time spent capturing are counted for the run record.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 import torch
 
 from ..errors import ZeroGNNError
+from .capture import capturing
 
 
 @dataclass
@@ -58,36 +58,15 @@ class SegmentGraphs:
             self._graphs.popitem(last=False)
             self.evictions += 1
         graph = torch.cuda.CUDAGraph()
-        outputs = self._captured_on_side_stream(graph, fn, static)
+        if self._stream is None:
+            self._stream = torch.cuda.Stream()
+        # capturing() skips torch.cuda.graph()'s per-capture device sync and cache flush: a cache that
+        # captures on most steps would pay ~85 ms a capture on the H200, most of a step's time.
+        with capturing(graph, self._stream):
+            outputs = fn(*static)
         captured = self._graphs[key] = _Captured(graph, static, outputs)
         self.capture_s += time.perf_counter() - started
         return captured
-
-    def _captured_on_side_stream(self, graph: torch.cuda.CUDAGraph, fn: Callable[..., Any],
-                                 static: tuple[torch.Tensor, ...]) -> Any:
-        # torch.cuda.graph() would synchronize the device, run gc.collect() and empty the allocator's
-        # cache on every capture (~85 ms a capture on the H200, most of a step's time) — costs of that
-        # helper, not of capturing. A cache that captures on most steps does what it needs directly:
-        # a side stream ordered after the current one, and the cycle collector paused so that it cannot
-        # destroy a graph (an API call illegal during capture) mid-capture.
-        if self._stream is None:
-            self._stream = torch.cuda.Stream()
-        current = torch.cuda.current_stream()
-        self._stream.wait_stream(current)
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            with torch.cuda.stream(self._stream):
-                graph.capture_begin()
-                try:
-                    outputs = fn(*static)
-                finally:
-                    graph.capture_end()
-        finally:
-            if collecting:
-                gc.enable()
-        current.wait_stream(self._stream)
-        return outputs
 
     def info(self) -> dict[str, Any]:
         calls = self.hits + self.misses

@@ -107,3 +107,17 @@ def calibrate(graph: CSRGraph, train_idx: torch.Tensor, batch_size: int, fanouts
         caps.append(max(caps[-1], min(worst[h + 1], math.ceil(live * (1 + margin)))))
     return Envelope(batch_size, tuple(fanouts), tuple(caps), "calibrated",
                     {"calibration_batches": steps, "margin": margin, "calibration_max": peak})
+
+
+class CalibratedEnvelope:
+    """The envelope policy of a variant with a ``ctx`` (``zerognn.variants.VariantContext``): ``calibrate``
+    over ``calibration_batches`` batches with ``margin``. The ZeroGNN variants take it; an ablation
+    overrides ``make_envelope``."""
+
+    calibration_batches = 8
+    margin = 0.15
+
+    def make_envelope(self) -> Envelope:
+        ctx = self.ctx
+        return calibrate(ctx.dataset.graph, ctx.dataset.train_idx, ctx.batch_size, ctx.fanouts, ctx.seed,
+                         self.calibration_batches, self.margin)
