@@ -7,12 +7,13 @@ import pytest
 import torch
 
 from tests.conftest import random_graph
-from zerognn.cuda import device_loop, sampling, step_control
 from zerognn.cuda import launch as launch_module
+from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.build import operators
 from zerognn.cuda.launch import device_launched, kernel_arguments, signature
 from zerognn.errors import ZeroGNNError
+from zerognn.fixed_launch import device_loop, step_control
 
 
 def _sage_args(**change):
