@@ -13,7 +13,7 @@ from zerognn.records import (
     validate_record,
     write_record,
 )
-from zerognn.records.schema import FIELDS_NEW_IN_V3, FIELDS_NEW_IN_V5
+from zerognn.records.migrations import FIELDS_NEW_IN_V3, FIELDS_NEW_IN_V5
 
 from .factory import doc_example, make_record
 
