@@ -73,6 +73,8 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
     check_writable_file(args.out, "summary --out")
     if args.markdown:
         check_writable_file(args.markdown, "summary --markdown")
+    if args.figures:
+        check_writable_file(args.figures, "supported-figures list --figures")
     df = summarize(Path(args.runs), Path(args.out))
     print(f"{args.out}: {len(df)} runs")
     if args.markdown:
@@ -81,31 +83,35 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
 
         write_text(args.markdown, markdown_table(df))
         print(f"{args.markdown}: the same as a markdown table")
+    if args.figures:
+        from .figures.data import FigureData
+        from .figures.files import write_supported
+        from .figures.needs import supported_figures
+
+        reasons = supported_figures(FigureData.load(Path(args.out), Path(args.runs)))
+        write_supported(args.figures, reasons)
+        supported = [name for name, reason in reasons.items() if reason is None]
+        print(f"{args.figures}: the records support {len(supported)} of {len(reasons)} figures: {', '.join(supported)}")
 
 
 def _cmd_figures(args: argparse.Namespace) -> None:
     from .atomic import write_text
 
-    try:
-        from .figures import FIGURES, figure_files, render_all
-        from .figures.render import remove_figure
-    except ImportError as exc:
-        raise missing_extra("figures", "drawing figures", exc) from exc
-
     check_writable_dir(args.out, "figures directory --out")
     if args.manifest:
         check_writable_file(args.manifest, "manifest --manifest")
-    if args.manifest_only:
-        if not args.manifest:
-            raise ZeroGNNError("--manifest-only needs --manifest FILE to write")
-        files = figure_files(Path(args.summary), Path(args.runs), Path(args.out))
-        missing = [str(f) for f in files if not f.is_file()]
-        if missing:
-            raise ZeroGNNError(f"figures {', '.join(missing)} are not rendered yet; run `zerognn figures` first")
-        for name in FIGURES:  # figures the records no longer support must not pass for current results
-            if not any(f.stem == name for f in files):
-                remove_figure(Path(args.out), name)
+    if args.supported:
+        if not args.manifest or args.only:
+            raise ZeroGNNError("--supported draws nothing: it needs --manifest FILE to write, and no --only")
+        from .figures.files import manifest_files
+
+        files = manifest_files(Path(args.supported), Path(args.out))
     else:
+        try:
+            from .figures.render import render_all
+        except ImportError as exc:
+            raise missing_extra("figures", "drawing figures", exc) from exc
+
         files = render_all(Path(args.summary), Path(args.runs), Path(args.out), only=args.only, size=args.size)
     listing = "".join(f"{path}\n" for path in files)
     print(listing, end="")
@@ -218,6 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--runs", default="results/runs")
     s.add_argument("--out", default="results/summary.csv")
     s.add_argument("--markdown", default=None, help="also write the summary as a markdown table here")
+    s.add_argument("--figures", default=None, metavar="FILE",
+                   help="also write which figures the records support here (JSON: figure -> null, or why not)")
     s.set_defaults(func=_cmd_summarize)
 
     f = sub.add_parser("figures", help="render every figure the records support (PNG and PDF)")
@@ -229,9 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="overview (default), or a paper's page (7 in wide) or column (3.3 in wide)")
     f.add_argument("--only", action="append", default=None, metavar="FIGURE",
                    help="render only this figure (repeatable); an error if the records cannot support it")
-    f.add_argument("--manifest-only", action="store_true",
-                   help="render nothing: list the supported figures' files (which must exist) in --manifest "
-                        "and remove the files of figures the records no longer support")
+    f.add_argument("--supported", default=None, metavar="FILE",
+                   help="render nothing: list in --manifest the files (which must exist) of the figures this "
+                        "list (`zerognn summarize --figures`) supports, and remove those of the other figures")
     f.set_defaults(func=_cmd_figures)
 
     b = sub.add_parser("build", help="compile every CUDA operator in kernels/ with NVRTC (no GPU needed)")

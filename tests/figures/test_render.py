@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 from matplotlib.text import Text
@@ -6,9 +7,11 @@ from matplotlib.text import Text
 from tests.records.factory import make_record, write_records
 from zerognn.catalog import BUILTIN_NAMES
 from zerognn.errors import ZeroGNNError
-from zerognn.figures import FIGURES, render_all
+from zerognn.figures import FIGURES, supported_figures
 from zerognn.figures.data import FigureData, Skip
 from zerognn.figures.draw import theme
+from zerognn.figures.files import figure_files
+from zerognn.figures.render import draw_figure, render_all
 from zerognn.figures.style import variant_styles
 from zerognn.records import summarize
 
@@ -105,8 +108,8 @@ def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
     assert "skipped" not in capsys.readouterr().out
 
     data = FigureData.load(summary, runs)
-    for name, draw in FIGURES.items():
-        fig = draw(data)
+    for name in FIGURES:
+        fig = draw_figure(name, data)
         labels = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
         ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels()}
         if name == "breakdown":  # by kernel class, for the runs that have it
@@ -125,16 +128,16 @@ def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
         for ax in fig.axes:
             if ax.get_visible():
                 assert ax.get_xlabel() and ax.get_ylabel(), name
-    assert "ideal (exact sizes)" in {t.get_text() for t in FIGURES["memory"](data).legends[0].get_texts()}
+    assert "ideal (exact sizes)" in {t.get_text() for t in draw_figure("memory", data).legends[0].get_texts()}
 
 
 @pytest.mark.parametrize("size, width", [("overview", None), ("page", 7.0), ("column", 3.3)])
 def test_figures_have_readable_text_and_no_overlapping_tick_labels(tmp_path, size, width):
     runs, summary = _setup(tmp_path, _rich_records())
     data = FigureData.load(summary, runs)
-    for name, draw in FIGURES.items():
+    for name in FIGURES:
         with theme(size):
-            fig = draw(data)
+            fig = draw_figure(name, data)
             fig.canvas.draw()
         if width is not None:
             assert fig.get_figwidth() == pytest.approx(width), name
@@ -170,17 +173,16 @@ def test_summary_alone_draws_the_summary_figures(tmp_path, capsys):
 def test_memory_ideal_from_the_runs_own_estimate(tmp_path):
     no_ideal = [_gpu("zerognn"), _gpu("my-baseline")]
     with pytest.raises(Skip, match="no ideal"):
-        FIGURES["memory"](FigureData.load(_setup(tmp_path / "a", no_ideal)[1], None))
+        draw_figure("memory", FigureData.load(_setup(tmp_path / "a", no_ideal)[1], None))
     estimated = [_gpu("zerognn", variant_info={"ideal_peak_mem_bytes": 2**29}), _gpu("my-baseline")]
     runs, summary = _setup(tmp_path / "b", estimated)
-    fig = FIGURES["memory"](FigureData.load(summary, runs))
+    fig = draw_figure("memory", FigureData.load(summary, runs))
     ideal_lines = [c for c in fig.axes[0].collections if c.get_segments()]
     assert [seg[0][1] for c in ideal_lines for seg in c.get_segments()] == [0.5]
 
 
 def test_one_figure_at_a_time_and_the_manifest_of_what_the_records_support(tmp_path):
     from zerognn.cli import main
-    from zerognn.figures import figure_files, supported_figures
 
     runs, summary = _setup(tmp_path, _cpu_records())
     out = tmp_path / "fig"
@@ -188,7 +190,7 @@ def test_one_figure_at_a_time_and_the_manifest_of_what_the_records_support(tmp_p
     supported = supported_figures(FigureData.load(summary, runs))
     assert {name for name, reason in supported.items() if reason is None} == {"batch_sweep", "breakdown", "loss"}
     assert "no host-mediated runs" in supported["speedup"]
-    files = figure_files(summary, runs, out)
+    files = figure_files(supported, out)
     assert sorted(f.name for f in files) == sorted(f"{n}.{f}" for n in ("batch_sweep", "breakdown", "loss")
                                                    for f in ("png", "pdf"))
     assert render_all(summary, runs, out, only=["loss"]) == [out / "loss.png", out / "loss.pdf"]
@@ -197,29 +199,133 @@ def test_one_figure_at_a_time_and_the_manifest_of_what_the_records_support(tmp_p
     with pytest.raises(ZeroGNNError, match="unknown figure"):
         render_all(summary, runs, out, only=["nope"])
 
-    args = ["figures", "--summary", str(summary), "--runs", str(runs), "--out", str(out), "--manifest-only",
-            "--manifest", str(out / "manifest.txt")]
+    listed = tmp_path / "figures.json"
+    assert main(["summarize", "--runs", str(runs), "--out", str(summary), "--figures", str(listed)]) == 0
+    assert list(json.loads(listed.read_text()).items()) == list(supported.items())  # every figure, in order
+    args = ["figures", "--supported", str(listed), "--out", str(out), "--manifest", str(out / "manifest.txt")]
     assert main(args) == 2  # batch_sweep and breakdown are not drawn yet
     assert not (out / "manifest.txt").exists()
     render_all(summary, runs, out, only=["batch_sweep", "breakdown"])
     (out / "speedup.png").write_text("stale")  # an earlier render the records no longer support
+    (out / "speedup.svg").write_text("not a format the figures are written in")
+    (out / "notes.txt").write_text("not a figure")
+    stamps = {f: f.stat().st_mtime_ns for f in files}
     assert main(args) == 0
     assert (out / "manifest.txt").read_text().split() == [str(f) for f in files]
+    assert {f: f.stat().st_mtime_ns for f in files} == stamps  # nothing drawn again
     assert not (out / "speedup.png").exists()
+    assert (out / "speedup.svg").exists() and (out / "notes.txt").exists()
+    assert main(args[:-2]) == 2  # a list of supported figures without a manifest to write is a mistake
+
+
+@pytest.mark.parametrize("content, said", [
+    (None, "does not exist"),
+    ("{", "cannot read"),
+    ('{"speedup": null}', "does not map each of speedup, gpu_exec_fraction"),
+    ('["speedup"]', "does not map each"),
+])
+def test_a_missing_or_damaged_supported_list_is_one_line_saying_how_to_rebuild_it(tmp_path, content, said):
+    from zerognn.figures.files import read_supported
+
+    listed = tmp_path / "figures.json"
+    if content is not None:
+        listed.write_text(content)
+    with pytest.raises(ZeroGNNError, match=said) as e:
+        read_supported(listed)
+    assert f"zerognn summarize --runs RUNS_DIR --out SUMMARY --figures {listed}" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def _flat_envelope():
+    return {"envelope": {"hops": [{"hop": 1, "provisioned": 64, "live_max": 0, "live_mean": 0.0}]}}
+
+
+# Record sets that between them draw and skip every figure: (records, whether the records are at hand).
+CASES = {
+    "cpu": (_cpu_records, True),
+    "rich": (_rich_records, True),
+    "rich summary alone": (_rich_records, False),
+    "gpu, one batch size, no baseline": (lambda: [_gpu("zerognn", variant_info=_envelope(1.1)), _gpu("my-baseline")],
+                                         True),
+    "no phases, losses or live nodes": (lambda: [make_record("zerognn", variant_info=_flat_envelope(), losses=[]),
+                                                 make_record("zerognn", batch_size=512, losses=[])], True),
+}
+
+
+def _skipped(out: str) -> dict[str, str]:
+    lines = [line.removeprefix("skipped ") for line in out.splitlines() if line.startswith("skipped ")]
+    return dict(line.split(": ", 1) for line in lines)
+
+
+def test_each_figures_check_agrees_with_its_drawing(tmp_path, capsys):
+    """A figure its check accepts draws; one it rejects is skipped with the check's reason, word for word."""
+    from zerognn.figures.render import DRAW
+
+    assert tuple(DRAW) == FIGURES
+    drawn, skipped = set(), set()
+    for i, (case, (records, with_runs)) in enumerate(CASES.items()):
+        runs, summary = _setup(tmp_path / str(i), records())
+        runs = runs if with_runs else None
+        reasons = supported_figures(FigureData.load(summary, runs))
+        assert list(reasons) == list(FIGURES), case
+        capsys.readouterr()
+        written = render_all(summary, runs, tmp_path / str(i) / "fig", formats=("png",))
+        assert [p.stem for p in written] == [n for n, r in reasons.items() if r is None], case
+        assert _skipped(capsys.readouterr().out) == {n: r for n, r in reasons.items() if r is not None}, case
+        data = FigureData.load(summary, runs)
+        for name, reason in reasons.items():
+            if reason is not None:
+                with pytest.raises(Skip) as e:
+                    draw_figure(name, data)
+                assert str(e.value) == reason, (case, name)
+        drawn |= {n for n, r in reasons.items() if r is None}
+        skipped |= {n for n, r in reasons.items() if r is not None}
+    assert drawn == skipped == ALL  # every figure both drawn and skipped by one of the cases
+
+
+def test_checking_and_listing_the_figures_loads_no_plotting_library(tmp_path):
+    """`zerognn summarize --figures` and `zerognn figures --supported` work where matplotlib and seaborn
+    cannot be imported (the core install, or the workflow planning its figure jobs)."""
+    import subprocess
+    import sys
+
+    runs, summary = _setup(tmp_path, _cpu_records())
+    stubs = tmp_path / "stubs"
+    for name in ("matplotlib", "seaborn"):
+        (stubs / name).mkdir(parents=True)
+        (stubs / name / "__init__.py").write_text(f"raise ImportError('no {name} here')\n")
+    out, listed = tmp_path / "fig", tmp_path / "figures.json"
+    script = f"""
+import sys
+from zerognn.cli import main
+from zerognn.figures.files import figure_files, read_supported
+assert main(["summarize", "--runs", {str(runs)!r}, "--out", {str(summary)!r}, "--figures", {str(listed)!r}]) == 0
+for f in figure_files(read_supported({str(listed)!r}), {str(out)!r}):
+    f.parent.mkdir(exist_ok=True)
+    f.write_text("drawn before")
+assert main(["figures", "--supported", {str(listed)!r}, "--out", {str(out)!r},
+             "--manifest", {str(out / "manifest.txt")!r}]) == 0
+assert not {{"matplotlib", "seaborn"}} & set(sys.modules), sorted(sys.modules)
+assert main(["figures", "--summary", {str(summary)!r}, "--runs", {str(runs)!r}, "--out", {str(out)!r}]) == 2
+"""
+    env = {**os.environ, "PYTHONPATH": str(stubs)}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(listed.read_text())["loss"] is None
+    assert len((out / "manifest.txt").read_text().split()) == 6
+    assert "pip install 'zerognn[figures]'" in result.stderr  # drawing itself does need them
 
 
 def _stale(tmp_path, change):
     """A summary and records that agreed, then ``change(runs, summary)``; the error of every entry point."""
     from zerognn.cli import main
-    from zerognn.figures import figure_files
 
     runs, summary = _setup(tmp_path, _cpu_records())
     out = tmp_path / "fig"
     out.mkdir()
     change(runs, summary)
     messages = []
-    for load in (lambda: render_all(summary, runs, out), lambda: figure_files(summary, runs, out),
-                 lambda: FigureData.load(summary, runs)):
+    for load in (lambda: render_all(summary, runs, out), lambda: FigureData.load(summary, runs)):
         with pytest.raises(ZeroGNNError) as e:
             load()
         messages.append(str(e.value))

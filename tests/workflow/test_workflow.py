@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -29,8 +30,10 @@ def workflow_copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def snakemake(cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+def snakemake(cwd: Path, *args: str, timeout: int = 600, env: dict[str, str] | None = None
+              ) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **(env or {}),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=timeout)
 
@@ -222,10 +225,56 @@ os.replace(tmp, sys.argv[1])
 def figure_variants(cwd: Path, figure: str) -> set[str]:
     """The variants a rendered figure's legend names (the figure is drawn again from the same files)."""
     from zerognn.figures.data import FigureData
-    from zerognn.figures.render import FIGURES
+    from zerognn.figures.render import draw_figure
 
-    fig = FIGURES[figure](FigureData.load(cwd / "results" / "summary.csv", cwd / "results" / "runs"))
+    fig = draw_figure(figure, FigureData.load(cwd / "results" / "summary.csv", cwd / "results" / "runs"))
     return {text.get_text() for legend in fig.legends for text in legend.get_texts()}
+
+
+def test_figure_jobs_are_planned_from_the_summarys_list_without_matplotlib(tmp_path):
+    """With the runs done and summarized, a dry run plans one job per supported figure, reading the list
+    `zerognn summarize --figures` wrote: nothing is drawn, nor matplotlib or seaborn imported, to plan."""
+    from tests.records.factory import make_record, write_records
+    from zerognn.cli import main
+
+    (tmp_path / "workflow").mkdir()
+    cwd = workflow_copy(tmp_path / "workflow")
+    config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
+    config.update(target="cpu", datasets={"tiny": {"scale": 1.0}}, variants=["torch-eager"])
+    (cwd / "done.yaml").write_text(yaml.safe_dump(config))
+    # the runs' inputs, the runs (their records; CPU runs at two batch sizes), then their summary
+    (cwd / "data" / "tiny").mkdir(parents=True)
+    (cwd / "results").mkdir()
+    (cwd / "results" / "kernels.json").write_text("{}\n")
+    write_records(cwd / "results" / "runs", [
+        make_record("torch-eager", batch_size=b, step_ms=(10.0 * b, 11.0 * b), phase_ms={"sample": 1.0})
+        for b in (256, 1024)])
+    results = cwd / "results"
+    assert main(["summarize", "--runs", str(results / "runs"), "--out", str(results / "summary.csv"), "--markdown",
+                 str(results / "summary.md"), "--figures", str(results / "figures.json")]) == 0
+    stamp = time.time() - 100
+    for i, paths in enumerate([[cwd / "data" / "tiny", results / "kernels.json", *(cwd / "kernels").iterdir()],
+                               list((results / "runs").iterdir()),
+                               [results / name for name in ("summary.csv", "summary.md", "figures.json")]]):
+        for path in paths:
+            os.utime(path, (stamp + 10 * i, stamp + 10 * i))
+    stubs = tmp_path / "stubs"
+    for name in ("matplotlib", "seaborn"):
+        (stubs / name).mkdir(parents=True)
+        (stubs / name / "__init__.py").write_text(f"raise ImportError('{name} is not importable here')\n")
+    no_plotting = {"PYTHONPATH": str(stubs)}
+    check = subprocess.run([sys.executable, "-c", "import zerognn.figures.render"], env=dict(os.environ, **no_plotting),
+                           capture_output=True, text=True)
+    assert check.returncode != 0 and "matplotlib is not importable here" in check.stderr  # the stubs do hide them
+
+    result = snakemake(cwd, "-n", "--configfile", "done.yaml", env=no_plotting)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    counts = job_counts(output)
+    assert counts.get("figure") == 3 and counts.get("render_figures") == 1, output
+    assert not {"run", "summary", "dataset", "kernels"} & set(counts), output
+    planned = {job["wildcards"]["figure"] for job in dry_run_jobs(output) if job["rule"] == "figure"}
+    assert planned == {"batch_sweep", "breakdown", "loss"}, output
 
 
 @pytest.mark.slow
@@ -255,6 +304,9 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     assert (cwd / "results" / "summary.md").read_text().count("\n") == len(summary) + 2  # header, rule, rows
     for name in ("batch_sweep", "loss", "breakdown"):
         assert (cwd / "figures" / f"{name}.png").is_file() and (cwd / "figures" / f"{name}.pdf").is_file()
+    supported = json.loads((cwd / "results" / "figures.json").read_text())
+    assert sorted(f"figures/{n}.{f}" for n, r in supported.items() if r is None for f in ("png", "pdf")) == sorted(
+        (cwd / "figures" / "manifest.txt").read_text().split())
     assert {"torch-eager", "toy-baseline"} <= figure_variants(cwd, "batch_sweep")
     assert {"torch-eager", "toy-baseline", "ext-framework"} <= figure_variants(cwd, "loss")
     assert sorted((cwd / "logs" / "runs").glob("*.log"))

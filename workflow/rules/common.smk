@@ -2,7 +2,6 @@
 # The plan follows the config's `target`, never the machine that builds the DAG (a login node without a
 # GPU plans the same GPU study as the GPU node); only `target: auto` asks this machine for CUDA.
 
-import functools
 import glob
 import os
 import shlex
@@ -13,7 +12,8 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 from zerognn.errors import ZeroGNNError
-from zerognn.figures import FIGURES as FIGURE_NAMES, FORMATS as FIGURE_FORMATS, figure_files
+from zerognn.figures.files import figure_files, read_supported
+from zerognn.figures.needs import FIGURES as FIGURE_NAMES, FORMATS as FIGURE_FORMATS
 from zerognn.records.ids import RUN_ID_WILDCARD, RunKey
 from zerognn.variants import module_file
 from zerognn.workflow.config_types import coerce, schema_problem
@@ -85,17 +85,11 @@ def job_resource(name):
 
 
 def supported_figure_files(wildcards):
-    """The files of every figure the records support, known once the summary (a checkpoint) exists."""
-    summary = checkpoints.summary.get().output[0]
-    return _figure_files(summary, os.stat(summary).st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=4)
-def _figure_files(summary, summary_mtime_ns):
-    """Asked for by two rules per DAG evaluation: read the records and try the figures once per summary."""
+    """The files of every figure the records support, known once the summary checkpoint has written the
+    supported list (figure -> null, or why the records cannot support it): read, never drawn, here."""
     try:
-        return [str(f) for f in figure_files(summary, f"{RESULTS}/runs", FIGURES)]
-    except ZeroGNNError as exc:  # a summary that no longer matches the records on disk, say
+        return [str(f) for f in figure_files(read_supported(checkpoints.summary.get().output.figures), FIGURES)]
+    except ZeroGNNError as exc:  # a damaged list, say
         print(f"zerognn: error: {exc}", file=sys.stderr)
         sys.exit(2)
 

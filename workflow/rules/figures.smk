@@ -1,6 +1,6 @@
-# Figures: every figure the records support, PNG and PDF, each a tracked output (delete one and the
-# next run draws it again); the manifest lists them. `snakemake figures` re-renders every figure from
-# the records already on disk and never starts a training run.
+# Figures: every figure the records support (the summary checkpoint's figures.json), PNG and PDF, each a
+# tracked output (delete one and the next run draws it again); the manifest lists them. `snakemake
+# figures` re-renders every figure from the records already on disk and never starts a training run.
 
 rule figure:
     input:
@@ -23,22 +23,21 @@ rule figure:
         "> {log:q} 2>&1"
 
 
+# Draws nothing: lists the supported figures' files and removes those of figures no longer supported.
 rule render_figures:
     input:
         supported_figure_files,
+        supported=f"{RESULTS}/figures.json",
     output:
         f"{FIGURES}/manifest.txt",
     log:
         f"{LOGS}/figures.log",
     params:
-        summary=f"{RESULTS}/summary.csv",
-        runs=f"{RESULTS}/runs",
         out=lambda wc, output: os.path.dirname(output[0]),
     conda:
         "../../environment.yml"
     shell:
-        "zerognn figures --manifest-only --summary {params.summary:q} --runs {params.runs:q} --out {params.out:q} "
-        "--manifest {output:q} > {log:q} 2>&1"
+        "zerognn figures --supported {input.supported:q} --out {params.out:q} --manifest {output:q} > {log:q} 2>&1"
 
 
 rule figures:
@@ -48,9 +47,11 @@ rule figures:
         runs=f"{RESULTS}/runs",
         summary=f"{RESULTS}/summary.csv",
         markdown=f"{RESULTS}/summary.md",
+        supported=f"{RESULTS}/figures.json",
         out=FIGURES,
     conda:
         "../../environment.yml"
     shell:
         "(zerognn summarize --runs {params.runs:q} --out {params.summary:q} --markdown {params.markdown:q} "
-        "&& zerognn figures --summary {params.summary:q} --runs {params.runs:q} --out {params.out:q}) > {log:q} 2>&1"
+        "--figures {params.supported:q} && zerognn figures --summary {params.summary:q} --runs {params.runs:q} "
+        "--out {params.out:q}) > {log:q} 2>&1"

@@ -1,5 +1,6 @@
-# The summary table: one row per run record, with speedup against host-mediated. A checkpoint: which
-# figures the records support (the figures rule's outputs) is known once the summary exists.
+# The summary table: one row per run record, with speedup against host-mediated, and the list of the
+# figures the records support (figures.json: figure -> null, or why not). A checkpoint: the figure jobs
+# are planned from that list once it exists.
 
 
 checkpoint summary:
@@ -8,6 +9,7 @@ checkpoint summary:
     output:
         csv=report(f"{RESULTS}/summary.csv", caption="../report/summary.rst", category="Results"),
         markdown=f"{RESULTS}/summary.md",
+        figures=f"{RESULTS}/figures.json",
     log:
         f"{LOGS}/summary.log",
     params:
@@ -15,4 +17,5 @@ checkpoint summary:
     conda:
         "../../environment.yml"
     shell:
-        "zerognn summarize --runs {params.runs:q} --out {output.csv:q} --markdown {output.markdown:q} > {log:q} 2>&1"
+        "zerognn summarize --runs {params.runs:q} --out {output.csv:q} --markdown {output.markdown:q} "
+        "--figures {output.figures:q} > {log:q} 2>&1"

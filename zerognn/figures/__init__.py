@@ -1,5 +1,9 @@
-"""The paper's figures, rendered from the summary table and the run records (seaborn, grayscale-safe)."""
+"""The paper's figures, rendered from the summary table and the run records (seaborn, grayscale-safe).
 
-from .render import FIGURES, FORMATS, figure_files, render_all, supported_figures
+Importing this package loads neither matplotlib nor seaborn: which figures the data supports
+(``needs``) and their files (``files``) are known without drawing; ``render`` draws them.
+"""
 
-__all__ = ["FIGURES", "FORMATS", "figure_files", "render_all", "supported_figures"]
+from .needs import FIGURES, FORMATS, supported_figures
+
+__all__ = ["FIGURES", "FORMATS", "supported_figures"]

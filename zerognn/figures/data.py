@@ -1,22 +1,25 @@
 """The data every figure draws from: the summary table, the records, and tidy frames built from them.
 
-A figure function takes a :class:`FigureData` and returns a figure, or raises :class:`Skip` with the
-reason when the data cannot support it (so no figure is ever drawn empty).
+Pandas only (no matplotlib, no seaborn): what a figure needs is checked from this data before anything
+is drawn (``needs.py``); a check raises :class:`Skip` with the reason when the data cannot support the
+figure, so no figure is ever drawn empty.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..measure.trace import KERNEL_CLASSES, OTHER_CLASS
 from ..records import check_summary_current, iter_records, read_summary, summary_row
 from ..records.ids import COMPARISON_FIELDS
-from .style import VariantStyle, variant_styles
+
+if TYPE_CHECKING:
+    from .style import VariantStyle
 
 # Runs with equal values here do the same work and are compared side by side.
 COMPARISON_KEYS = list(COMPARISON_FIELDS)
@@ -33,11 +36,13 @@ class Skip(Exception):
 class FigureData:
     summary: pd.DataFrame
     records: list[dict[str, Any]]
-    styles: dict[str, VariantStyle] = field(init=False)
 
-    def __post_init__(self) -> None:
-        variants = set(self.summary["variant"]) | {r["config"]["variant"] for r in self.records}
-        self.styles = variant_styles(variants)
+    @cached_property
+    def styles(self) -> dict[str, VariantStyle]:
+        """Every variant's look, over the summary and the records (the same in every figure)."""
+        from .style import variant_styles  # seaborn: loaded only to draw, never to check or list figures
+
+        return variant_styles(set(self.summary["variant"]) | {r["config"]["variant"] for r in self.records})
 
     @classmethod
     def load(cls, summary_csv: str | os.PathLike, runs_dir: str | os.PathLike | None) -> FigureData:
@@ -101,13 +106,6 @@ def class_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     df[classes] = df[classes].fillna(0.0)
     df[IDLE] = (df["step_ms_median"] - df[classes].sum(axis=1)).clip(lower=0.0)
     return df
-
-
-def class_names(frame: pd.DataFrame) -> list[str]:
-    """The kernel classes in ``KERNEL_CLASSES`` order, then any other class, then ``GPU idle``."""
-    known = [cls for cls, _ in KERNEL_CLASSES] + [OTHER_CLASS]
-    present = [c for c in frame.columns if c not in RECORD_KEYS and c != IDLE]
-    return [c for c in known if c in present] + sorted(set(present) - set(known)) + [IDLE]
 
 
 def phase_names(frame: pd.DataFrame) -> list[str]:

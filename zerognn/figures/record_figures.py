@@ -1,28 +1,22 @@
 """Figures drawn from the run records themselves: step-time breakdown by phase, envelope tightness
-and training-loss curves."""
+and training-loss curves.
+
+Each takes the data and what its check in ``needs.py`` returned (the frame it draws)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from ..catalog import BASELINE
-from .data import (
-    COMPARISON_KEYS,
-    FigureData,
-    Skip,
-    class_frame,
-    class_names,
-    envelope_frame,
-    loss_frame,
-    panels,
-    phase_frame,
-    phase_names,
-)
+from ..measure.trace import KERNEL_CLASSES, OTHER_CLASS
+from .data import COMPARISON_KEYS, IDLE, RECORD_KEYS, FigureData, panels, phase_names
 from .draw import EDGE, bar_handles, bars, legend, line_handles, lines, log_y, new_figure
+from .needs import Breakdown
 from .style import variant_order
 
 PHASE_HATCHES = ("///", "..", "", "xx", "\\\\\\", "++", "oo", "||")
@@ -30,28 +24,30 @@ OTHER_LOOK = ("white", "")  # the unattributed rest of the step: an outlined, em
 STEP_MARK = {"marker": "|", "color": "black"}
 
 
-def breakdown(data: FigureData) -> Figure:
+def class_names(frame: pd.DataFrame) -> list[str]:
+    """The kernel classes in ``KERNEL_CLASSES`` order, then any other class, then ``GPU idle``."""
+    known = [cls for cls, _ in KERNEL_CLASSES] + [OTHER_CLASS]
+    present = [c for c in frame.columns if c not in RECORD_KEYS and c != IDLE]
+    return [c for c in known if c in present] + sorted(set(present) - set(known)) + [IDLE]
+
+
+def breakdown(data: FigureData, need: Breakdown) -> Figure:
     """Each variant's step split into parts, one stacked horizontal bar per variant.
 
     Records with a per-class GPU time (``metrics.gpu_ms_by_class``, from the profiled trace) are split
     by kernel class, with the GPU's idle time as the rest of the median step; without any such record
     the split is by host-side phase (``metrics.phase_ms``).
     """
-    records = data.require_records()
-    with_classes = [r for r in records if r["metrics"].get("gpu_ms_by_class")]
-    if with_classes:
-        frame = class_frame(with_classes)
+    frame = need.frame
+    if need.by_class:
         parts = class_names(frame)
-        left_out = len(records) - len(with_classes)
+        left_out = need.left_out
         title = "Per-step GPU time by kernel class"
         subtitle = ("GPU time per step of each kernel class in the profiled trace; GPU idle = median step − GPU "
                     "time, at least 0" + (f"; {left_out} run(s) without per-class GPU time left out" if left_out
                                           else ""))
     else:
-        frame = phase_frame(records)
         parts = phase_names(frame)
-        if parts == ["other"]:
-            raise Skip("no phase timings (metrics.phase_ms is empty in every record)")
         title = "Per-step time breakdown (host-side phases)"
         subtitle = ("phases are host-side time in the profiled window (record_function ranges); "
                     "other = median step time − phases, at least 0")
@@ -80,14 +76,7 @@ def breakdown(data: FigureData) -> Figure:
     return fig
 
 
-def envelope(data: FigureData) -> Figure:
-    frame = envelope_frame(data.require_records())
-    if frame.empty:
-        raise Skip("no records with variant_info.envelope")
-    frame = frame[frame["live_mean"] > 0]
-    if frame.empty:
-        raise Skip("every envelope hop has live_mean 0")
-    frame = frame.assign(ratio=frame["provisioned"] / frame["live_mean"])
+def envelope(data: FigureData, frame: pd.DataFrame) -> Figure:
     groups = list(panels(frame, COMPARISON_KEYS))
     fig, axes = new_figure("Execution-envelope tightness", len(groups),
                            subtitle="buffer capacity per hop / mean live size (1 = no padding)")
@@ -100,10 +89,7 @@ def envelope(data: FigureData) -> Figure:
     return fig
 
 
-def loss(data: FigureData) -> Figure:
-    frame = loss_frame(data.require_records())
-    if frame.empty:
-        raise Skip("no losses recorded")
+def loss(data: FigureData, frame: pd.DataFrame) -> Figure:
     groups = list(panels(frame, COMPARISON_KEYS))
     fig, axes = new_figure("Training loss per step", len(groups),
                            subtitle=f"(loss − {BASELINE}'s) / {BASELINE}'s: 0 = identical training; the losses "

@@ -1,4 +1,5 @@
-"""Render every figure the data supports; say in one line why each other one was skipped.
+"""Render every figure the data supports (``needs.py`` says which); say in one line why each other one
+was skipped.
 
 Each figure is written as PNG and PDF (or the formats asked for) through a temporary file in the
 output directory that is renamed into place, so a killed render never leaves a half-written figure.
@@ -9,51 +10,29 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from matplotlib.figure import Figure
 
 from ..atomic import atomic_path
 from ..errors import ZeroGNNError
+from . import record_figures, summary_figures
 from .data import FigureData, Skip
 from .draw import theme
-from .record_figures import breakdown, envelope, loss
-from .summary_figures import (
-    batch_sweep,
-    gpu_exec_fraction,
-    interference,
-    memory,
-    scaling,
-    speedup,
-    step_over_floor,
-)
+from .files import remove_figure
+from .needs import FIGURES, FORMATS, NEEDS
 
-FORMATS = ("png", "pdf")
-# File stem → figure function, in the order the paper tells its story.
-FIGURES: dict[str, Callable[[FigureData], Figure]] = {
-    "speedup": speedup,
-    "gpu_exec_fraction": gpu_exec_fraction,
-    "step_over_floor": step_over_floor,
-    "memory": memory,
-    "breakdown": breakdown,
-    "batch_sweep": batch_sweep,
-    "scaling": scaling,
-    "interference": interference,
-    "envelope": envelope,
-    "loss": loss,
+# File stem → drawing, which takes the data and what the figure's check (``NEEDS``) returned: each
+# figure's drawing is the function of its name in summary_figures or record_figures.
+DRAW: dict[str, Callable[[FigureData, Any], Figure]] = {
+    name: getattr(summary_figures if hasattr(summary_figures, name) else record_figures, name) for name in FIGURES
 }
 
 
-def supported_figures(data: FigureData) -> dict[str, str | None]:
-    """Figure name -> None where the data supports it, else the reason it cannot be drawn."""
-    reasons: dict[str, str | None] = {}
-    for name, draw in FIGURES.items():
-        with theme():
-            try:
-                draw(data)  # a plain Figure, never registered with pyplot: nothing to close
-                reasons[name] = None
-            except Skip as reason:
-                reasons[name] = str(reason)
-    return reasons
+def draw_figure(name: str, data: FigureData) -> Figure:
+    """Figure ``name`` drawn from ``data`` (at the size ``theme()`` was entered with); Skip if the data
+    cannot support it."""
+    return DRAW[name](data, NEEDS[name](data))  # a plain Figure, never registered with pyplot: nothing to close
 
 
 def render_all(
@@ -79,29 +58,17 @@ def render_all(
     out_dir = Path(out_dir)
     written: list[Path] = []
     for name in names:
+        try:
+            need = NEEDS[name](data)
+        except Skip as reason:
+            if only is not None:
+                raise ZeroGNNError(f"figure {name} cannot be drawn from {summary_csv}: {reason}") from None
+            print(f"skipped {name}: {reason}")
+            remove_figure(out_dir, name, formats)
+            continue
         with theme(size):
-            try:
-                fig = FIGURES[name](data)
-            except Skip as reason:
-                if only is not None:
-                    raise ZeroGNNError(f"figure {name} cannot be drawn from {summary_csv}: {reason}") from None
-                print(f"skipped {name}: {reason}")
-                remove_figure(out_dir, name, formats)
-                continue
-            written += save_figure(fig, out_dir, name, formats)
+            written += save_figure(DRAW[name](data, need), out_dir, name, formats)
     return written
-
-
-def figure_files(summary_csv: str | os.PathLike, runs_dir: str | os.PathLike | None, out_dir: str | os.PathLike,
-                 formats: Sequence[str] = FORMATS) -> list[Path]:
-    """The files the data's supported figures are written to (what a full render writes)."""
-    supported = supported_figures(FigureData.load(summary_csv, runs_dir))
-    return [Path(out_dir) / f"{name}.{fmt}" for name, reason in supported.items() if reason is None for fmt in formats]
-
-
-def remove_figure(out_dir: Path, name: str, formats: Sequence[str] = FORMATS) -> None:
-    for fmt in formats:
-        (out_dir / f"{name}.{fmt}").unlink(missing_ok=True)
 
 
 def _known(names: Sequence[str]) -> list[str]:

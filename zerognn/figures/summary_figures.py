@@ -1,5 +1,7 @@
 """Figures drawn from the summary table: speedup, GPU execution fraction, step time over the hardware
-floor, peak memory, batch-size sweep, multi-GPU scaling and host interference."""
+floor, peak memory, batch-size sweep, multi-GPU scaling and host interference.
+
+Each takes the data and what its check in ``needs.py`` returned (the rows or panels it draws)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..catalog import BASELINE
-from .data import COMPARISON_KEYS, FigureData, Skip, ideal_memory, panels
+from .data import COMPARISON_KEYS, FigureData, panels
 from .draw import (
     bar_handles,
     bar_whiskers,
@@ -21,12 +23,9 @@ from .draw import (
     log_y,
     new_figure,
 )
+from .needs import BAR_PANEL_KEYS, Memory, Panels
 from .style import variant_order
 
-# Bar figures put batch sizes on the x axis of each panel.
-BAR_PANEL_KEYS = ["dataset", "model", "fanouts", "gpus", "host_load"]
-SCALING_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts", "host_load"]
-INTERFERENCE_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
 WORST_CASE = "zerognn-worstcase"
 GIB = 2**30
 BATCH_LABEL = "batch size (seeds per GPU)"
@@ -53,10 +52,7 @@ def _batch_bars(data: FigureData, df: pd.DataFrame, y: str, title: str, subtitle
     return fig
 
 
-def speedup(data: FigureData) -> Figure:
-    if not (data.summary["variant"] == BASELINE).any():
-        raise Skip(f"no {BASELINE} runs to compare against")
-    df = data.summary.dropna(subset=["speedup_vs_host_mediated"])
+def speedup(data: FigureData, df: pd.DataFrame) -> Figure:
     # The whisker is the variant's p10–p90 step time against host-mediated's median step.
     base_ms = df["speedup_vs_host_mediated"] * df["step_ms_median"]
     df = df.assign(speedup_lo=base_ms / df["step_ms_p90"], speedup_hi=base_ms / df["step_ms_p10"])
@@ -66,32 +62,21 @@ def speedup(data: FigureData) -> Figure:
                        whiskers=("speedup_lo", "speedup_hi"))
 
 
-def gpu_exec_fraction(data: FigureData) -> Figure:
-    df = data.summary.dropna(subset=["gpu_exec_fraction"])
-    if df.empty:
-        raise Skip("no GPU runs (gpu_exec_fraction is empty)")
+def gpu_exec_fraction(data: FigureData, df: pd.DataFrame) -> Figure:
     df = df.assign(gpu_busy_pct=100.0 * df["gpu_exec_fraction"])
     return _batch_bars(data, df, "gpu_busy_pct", "GPU execution fraction",
                        "GPU busy time per step (kernels, copies, memsets; profiled) / median unprofiled step time",
                        "GPU busy (% of the step)", ylim=(0, 105))
 
 
-def step_over_floor(data: FigureData) -> Figure:
-    df = data.summary.dropna(subset=["step_over_floor"])
-    if df.empty:
-        raise Skip("no floor to compare against (step_over_floor is empty: no GPU runs on a GPU with known peaks)")
+def step_over_floor(data: FigureData, df: pd.DataFrame) -> Figure:
     return _batch_bars(data, df, "step_over_floor", "Step time over the hardware floor",
                        "median step / max(dense FLOPs / fp32 peak, bytes / bandwidth) at live sizes "
                        "(1 = the floor; lower is better)", "step / floor (×, log)", log_with_one=True)
 
 
-def memory(data: FigureData) -> Figure:
-    df = data.summary.dropna(subset=["peak_mem_bytes"])
-    if df.empty:
-        raise Skip("no device memory measured (peak_mem_bytes is empty)")
-    ideal = _ideal_peak(df, ideal_memory(data.records))
-    if ideal.isna().all():
-        raise Skip(f"no ideal to compare against (no {BASELINE} runs and no variant_info.ideal_peak_mem_bytes)")
+def memory(data: FigureData, need: Memory) -> Figure:
+    df, ideal = need.runs, need.ideal
     df = df.assign(peak_gib=df["peak_mem_bytes"].astype(float) / GIB)
     groups = list(panels(df, BAR_PANEL_KEYS))
     fig, axes = new_figure(
@@ -111,13 +96,6 @@ def memory(data: FigureData) -> Figure:
     return fig
 
 
-def _ideal_peak(df: pd.DataFrame, estimates: dict[str, int]) -> pd.Series:
-    """Ideal peak bytes per comparison group: host-mediated's measured peak, else a run's estimate."""
-    measured = df[df["variant"] == BASELINE].set_index(COMPARISON_KEYS)["peak_mem_bytes"].astype(float)
-    estimated = df.assign(estimate=df["run_id"].map(estimates)).groupby(COMPARISON_KEYS)["estimate"].max()
-    return measured.combine_first(estimated.astype(float))
-
-
 def _step_time_lines(ax, sub: pd.DataFrame, x: str, data: FigureData, title: str, xlabel: str) -> None:
     """Median step time per variant against ``x``, p10–p90 whiskers, on a log scale."""
     lines(ax, sub, x, "step_ms_median", data.styles)
@@ -126,11 +104,7 @@ def _step_time_lines(ax, sub: pd.DataFrame, x: str, data: FigureData, title: str
     ax.set(title=title, xlabel=xlabel, ylabel="median step time (ms, log; p10–p90)")
 
 
-def batch_sweep(data: FigureData) -> Figure:
-    groups = [(t, s) for t, s in panels(data.summary, BAR_PANEL_KEYS) if s["batch_size"].nunique() >= 2]
-    if not groups:
-        found = ", ".join(str(b) for b in sorted(data.summary["batch_size"].unique()))
-        raise Skip(f"needs runs at 2 or more batch sizes of one dataset (found B={found})")
+def batch_sweep(data: FigureData, groups: Panels) -> Figure:
     fig, axes = new_figure("Batch-size sweep", len(groups), metrics=2)
     variants = set()
     for (title, sub), (ax_time, ax_rate) in zip(groups, axes):
@@ -144,11 +118,7 @@ def batch_sweep(data: FigureData) -> Figure:
     return fig
 
 
-def scaling(data: FigureData) -> Figure:
-    groups = [(t, s) for t, s in panels(data.summary, SCALING_PANEL_KEYS) if s["gpus"].nunique() >= 2]
-    if not groups:
-        found = ", ".join(str(g) for g in sorted(data.summary["gpus"].unique()))
-        raise Skip(f"needs runs at 2 or more GPU counts of one configuration (found {found})")
+def scaling(data: FigureData, groups: Panels) -> Figure:
     fig, axes = new_figure(
         "Multi-GPU scaling", len(groups), metrics=2,
         subtitle="weak scaling: fixed batch per GPU; efficiency = per-GPU throughput / the smallest run's",
@@ -175,10 +145,7 @@ def _weak_scaling_efficiency(df: pd.DataFrame) -> pd.Series:
     return per_gpu / df["variant"].map(smallest["seeds_per_s"] / smallest["gpus"])
 
 
-def interference(data: FigureData) -> Figure:
-    groups = [(t, s) for t, s in panels(data.summary, INTERFERENCE_PANEL_KEYS) if s["host_load"].nunique() >= 2]
-    if not groups:
-        raise Skip("needs runs of one configuration at 2 or more host loads")
+def interference(data: FigureData, groups: Panels) -> Figure:
     fig, axes = new_figure(
         "Step time under host load", len(groups), metrics=2,
         subtitle="CPU-bound processes on the run's cores during the timed steps; slowdown = step / the same "
