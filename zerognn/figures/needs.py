@@ -29,10 +29,17 @@ from .data import (
 )
 
 FORMATS = ("png", "pdf")
+
+
+def _panel_keys(across: str) -> list[str]:
+    """A figure with ``across`` on each panel's x axis has a panel per value of the other comparison keys."""
+    return [k for k in COMPARISON_KEYS if k != across]
+
+
 # Bar figures put batch sizes on the x axis of each panel.
-BAR_PANEL_KEYS = ["dataset", "model", "fanouts", "gpus", "host_load"]
-SCALING_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts", "host_load"]
-INTERFERENCE_PANEL_KEYS = ["dataset", "model", "batch_size", "fanouts", "gpus"]
+BAR_PANEL_KEYS = _panel_keys("batch_size")
+SCALING_PANEL_KEYS = _panel_keys("gpus")
+INTERFERENCE_PANEL_KEYS = _panel_keys("host_load")
 Panels = list[tuple[str, pd.DataFrame]]
 
 

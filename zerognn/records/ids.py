@@ -87,6 +87,8 @@ class RunKey:
 
 
 KEY_FIELDS = tuple(f.name for f in fields(RunKey))
+# name -> "str", "int" or "fanouts": how a summary (or a wildcard) holds the field
+KEY_TYPES = {f.name: "fanouts" if f.name == "fanouts" else str(f.type) for f in fields(RunKey)}
 _DEFAULTS = {f.name: f.default for f in fields(RunKey)}
 # Runs with equal values here do the same work (every key field but the variant): their step times compare.
 COMPARISON_FIELDS = tuple(name for name in KEY_FIELDS if name != "variant")

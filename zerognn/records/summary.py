@@ -21,7 +21,7 @@ import pandas as pd
 from ..atomic import atomic_path
 from ..catalog import BASELINE
 from ..errors import ZeroGNNError, one_line
-from .ids import COMPARISON_FIELDS, KEY_FIELDS, RunKey, fanouts_label
+from .ids import COMPARISON_FIELDS, KEY_FIELDS, KEY_TYPES, RunKey, fanouts_label
 from .schema import iter_records
 
 # Runs that do the same work, so their step times compare; speedup is taken within such a group.
@@ -29,10 +29,11 @@ GROUP_KEYS = list(COMPARISON_FIELDS)
 SORT_KEYS = ["dataset", "model", "batch_size", "host_load", "variant", "gpus"]
 FINAL_LOSS_STEPS = 5
 
-# Column → dtype, in output order. "str" columns may be empty (NaN); "Int64" is a nullable integer.
+# Column → dtype, in output order. "str" columns may be empty (NaN); "Int64" is a nullable integer. The
+# key's fields come first (fanouts as a label, '15-10-5'), so an axis added to the key is a column.
+KEY_COLUMNS: dict[str, str] = {name: "int64" if kind == "int" else "str" for name, kind in KEY_TYPES.items()}
 COLUMNS: dict[str, str] = {
-    "dataset": "str", "model": "str", "variant": "str", "batch_size": "int64", "fanouts": "str",
-    "gpus": "int64", "host_load": "int64", "device": "str", "hidden": "int64",
+    **KEY_COLUMNS, "device": "str", "hidden": "int64",
     "step_ms_median": "float64", "step_ms_p10": "float64", "step_ms_p90": "float64",
     "seeds_per_s": "float64", "epoch_s": "float64", "epoch_s_measured": "float64", "gpu_exec_fraction": "float64",
     "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64", "gpu_gap_in_graph_ms_per_step": "float64",
@@ -46,8 +47,8 @@ COLUMNS: dict[str, str] = {
 SUMMARY_COLUMNS = list(COLUMNS)
 # Columns every row has a value in (the rest may be empty: nulls). An empty one means a damaged file.
 REQUIRED_COLUMNS = [
-    "dataset", "model", "variant", "batch_size", "fanouts", "gpus", "host_load", "device", "hidden",
-    "step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s", "run_id",
+    *KEY_COLUMNS, "device", "hidden", "step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s",
+    "run_id",
 ]
 # Relative difference between a row's step_ms_median and its record's that says the row is stale
 # (the CSV holds full floats; only parsing may differ in the last bit).
@@ -67,11 +68,9 @@ def final_loss(losses: list[float | None]) -> float:
 def summary_row(record: dict[str, Any]) -> dict[str, Any]:
     """The summary columns of one record, without ``speedup_vs_host_mediated`` (needs the group)."""
     c, m, env = record["config"], record["metrics"], record["environment"]
+    key = RunKey.of(c).as_dict()
     return {
-        "dataset": c["dataset"], "model": c["model"], "variant": c["variant"],
-        "batch_size": c["batch_size"], "fanouts": fanouts_label(c["fanouts"]), "gpus": c["gpus"],
-        "host_load": c.get("host_load", 0),
-        "device": c["device"], "hidden": c["hidden"],
+        **key, "fanouts": fanouts_label(key["fanouts"]), "device": c["device"], "hidden": c["hidden"],
         **{k: m[k] for k in ("step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s",
                              "epoch_s_measured", "gpu_exec_fraction", "gpu_busy_ms_per_step", "profiler_dilation",
                              "gpu_gap_in_graph_ms_per_step", "gpu_wait_host_ms_per_step", "host_syncs_per_step",

@@ -10,18 +10,23 @@ Nothing here draws a figure or needs a GPU.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import ZeroGNNError
-from ..records.ids import RunKey
+from ..records.ids import KEY_FIELDS, RunKey
 from ..records.spec import RunSpec
 from ..variants import all_variants, external_variants
 from .launcher import job_resources
 
 # RunSpec fields that a config key of the same name gives one value for every run.
 RUN_PARAMETERS = tuple(f.name for f in fields(RunSpec) if f.metadata["config"] == f.name and not f.metadata["axis"])
+# The key's fields planned from a plain list in the config (its RunSpec field's config key), one run per
+# value, after those planned here by name: an axis added to RunKey and RunSpec is planned with no change here.
+_BY_NAME = ("dataset", "model", "variant", "batch_size", "fanouts")
+LIST_AXES = {f.name: f.metadata["config"] for f in fields(RunSpec) if f.name in KEY_FIELDS and f.name not in _BY_NAME}
 # The device a run starts on, by target: a GPU study on a machine without one fails with a clear error
 # instead of measuring the CPU.
 RUN_DEVICE = {"gpu": "cuda", "cpu": "cpu"}
@@ -51,13 +56,12 @@ def plan(config: dict[str, Any], target: str) -> Plan:
         job_resources(gpus, config["gpus_per_node"])  # whole nodes only
     _check_extra_rules(config)
     keys = [
-        RunKey(dataset, model, variant, batch, config["fanouts"], gpus, load)
+        RunKey(dataset, model, variant, batch, config["fanouts"], **dict(zip(LIST_AXES, values)))
         for dataset in datasets
         for model in config["models"]
         for variant in variants
         for batch in config["batch_sizes_by_model"].get(model, config["batch_sizes"])
-        for gpus in config["gpus"]
-        for load in config["host_load"]
+        for values in itertools.product(*(config[key] for key in LIST_AXES.values()))
     ]
     # Only the runs of an out-of-package variant depend on its module: naming one more module in
     # `variant_modules` plans that variant's runs and leaves every finished run as it is.
