@@ -9,7 +9,7 @@ pass. ``zerognn`` replays it from the host once a step; ``zerognn-epoch`` loops 
 Overflow: a kernel that would write past a capacity raises its hop's record instead; the step's last
 kernel then restores the training state from the snapshot its first kernel took and leaves the counter
 where it was, so the update is suppressed on the device and the same batch runs again. The host sees
-the rollback in the pinned mirror (``rolled_back``); ``recover`` puts back the batch order that step
+the rollback in the pinned mirror (``progress``, ``rolled_back``); ``recover`` puts back the batch order that step
 reads, grows the envelope for the hop that overflowed and re-captures.
 """
 
@@ -157,9 +157,9 @@ class StepGraph:
         """(committed, rolled back) steps as of the last step the GPU finished: a host memory read."""
         return self.control.read_mirror()
 
-    def rolled_back(self) -> bool:
-        """Whether a finished step rolled back since the last ``recover``."""
-        return self.control.read_mirror()[1] != self._rolled_back_seen
+    def rolled_back(self, count: int) -> bool:
+        """Whether ``count`` (the rolled-back steps ``progress`` gave) holds a rollback since the last ``recover``."""
+        return count != self._rolled_back_seen
 
     def recover(self) -> int:
         """After a rollback: wait for the GPU, put back the rolled-back step's batch order, grow the envelope

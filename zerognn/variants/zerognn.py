@@ -76,10 +76,10 @@ class ZeroGNN(CalibratedEnvelope, Variant):
         before the host has noticed the rollback.
         """
         while True:
-            if self.graph.rolled_back():
+            committed, rolled_back = self.graph.progress()
+            if self.graph.rolled_back(rolled_back):
                 self._catch_up(global_step)
                 return
-            committed, rolled_back = self.graph.progress()
             if self._issued - (committed + rolled_back) <= self._in_flight_limit:
                 return
             time.sleep(0)
@@ -88,10 +88,10 @@ class ZeroGNN(CalibratedEnvelope, Variant):
         """Recover from every rollback (grow, re-capture) and replay until ``target`` steps are committed."""
         torch.cuda.synchronize(self.ctx.device)
         while True:
-            if self.graph.rolled_back():
+            committed, rolled_back = self.graph.progress()
+            if self.graph.rolled_back(rolled_back):
                 self.graph.recover()
                 continue  # the capture's own pass may overflow again on the next hop
-            committed, rolled_back = self.graph.progress()
             if committed >= target:
                 break
             self.graph.graph.replay()

@@ -92,12 +92,12 @@ class ZeroGNNEpoch(CalibratedEnvelope, Variant):
         """Wait (reading the pinned mirror, no API call) until the last launch ended; after a rollback grow
         the envelope and re-capture. Returns the committed step count."""
         while True:
-            if self.graph.rolled_back():
+            committed, rolled_back = self.graph.progress()
+            if self.graph.rolled_back(rolled_back):
                 self._loop.close()  # its body is a copy of the graph the re-capture frees
                 committed = self.graph.recover()
                 self._loop = self._build_loop()
                 return committed
-            committed, _ = self.graph.progress()
             if committed >= self._expected:
                 return committed
             time.sleep(0)
