@@ -16,15 +16,13 @@ from typing import NoReturn
 
 from .errors import ZeroGNNError, missing_extra
 from .outputs import check_writable_dir, check_writable_file
-from .records import spec as spec_schema
-from .records.spec import RunSpec, argument_type
+from .records import spec
 
 USAGE_ERROR = 2
-
-
-POSITIVE_INT = argument_type(spec_schema.POSITIVE_INT)
-NON_NEGATIVE_INT = argument_type(spec_schema.NON_NEGATIVE_INT)
-POSITIVE_NUMBER = argument_type(spec_schema.POSITIVE_NUMBER)
+# The other subcommands' numeric options, checked (and refused in one line) as zerognn run's are.
+POSITIVE_INT = spec.argument_type(spec.POSITIVE_INT)
+NON_NEGATIVE_INT = spec.argument_type(spec.NON_NEGATIVE_INT)
+POSITIVE_NUMBER = spec.argument_type(spec.POSITIVE_NUMBER)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,8 +61,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
     check_writable_file(args.out, "run record --out")
     if args.trace is not None:
         check_writable_file(args.trace, "profiler trace --trace")
-    spec = RunSpec.from_arguments(args)
-    run(spec, args.dataset_dir, args.out, trace_path=args.trace)
+    run(spec.RunSpec.from_arguments(args), args.dataset_dir, args.out, trace_path=args.trace)
 
 
 def _cmd_summarize(args: argparse.Namespace) -> None:
@@ -212,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(func=_cmd_dataset_info)
 
     r = sub.add_parser("run", help="train one configuration and write its run record")
-    RunSpec.add_arguments(r)  # one option per RunSpec field
+    spec.RunSpec.add_arguments(r)  # one option per RunSpec field
     r.add_argument("--dataset-dir", required=True)
     r.add_argument("--threads", type=POSITIVE_INT, default=None,
                    help="CPU threads for PyTorch (default: PyTorch's choice)")

@@ -166,11 +166,13 @@ class RunSpec:
         for f in fields(cls):
             schema, default = f.metadata["schema"], _default(f)
             shown = fanouts_label(default) if _counts(f) else default
-            help_text = f.metadata["help"] + ("" if default in (MISSING, False, []) else f" (default {shown})")
+            quiet = default is MISSING or default is False or default == []  # nothing worth saying
+            help_text = f.metadata["help"] + ("" if quiet else f" (default {shown})")
             if schema.get("type") == "boolean":
                 parser.add_argument(option(f), action="store_true", help=help_text)
             elif schema.get("type") == "array" and schema["items"].get("type") == "string":
-                parser.add_argument(option(f), dest=f.name, action="append", default=[], help=help_text)
+                parser.add_argument(option(f), dest=f.name, action="append", default=[], metavar="MODULE",
+                                    help=help_text)
             elif _counts(f):  # parsed by RunSpec (parse_fanouts), whose error names the value
                 parser.add_argument(option(f), default=shown, help=help_text)
             else:
