@@ -31,12 +31,13 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
 from ..atomic import atomic_path
 from ..errors import ZeroGNNError
+from .timing import Steps
 
 WINDOW = "zerognn/window"
 WINDOW_SYNC = "zerognn/window_sync"
@@ -263,14 +264,6 @@ def profile_window(
             with atomic_path(trace_path) as out, raw.open("rb") as src, gzip.open(out, "wb") as dst:
                 shutil.copyfileobj(src, dst)
         return analyze_chrome_trace(raw, n_steps)
-
-
-class Steps(Protocol):
-    """What the profiled window needs of a variant (``zerognn.variants.Variant``)."""
-
-    device_driven: bool
-
-    def run_steps(self, first: int, count: int) -> None: ...
 
 
 def profile_steps(steps: Steps, first: int, n_steps: int, device: torch.device | str,
