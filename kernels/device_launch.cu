@@ -12,6 +12,7 @@
 #include "sage_concat.cu"
 #include "gcn_aggregate.cu"
 #include "gat_attention.cu"
+#include "ell_transpose.cu"
 
 __device__ __forceinline__ unsigned zg_exact_grid(i64 items, int per_block) {
     const i64 blocks = (items + per_block - 1) / per_block;
@@ -120,8 +121,55 @@ extern "C" __global__ void dl_gat_attention_forward(
 extern "C" __global__ void dl_gat_attention_backward(
     const float* grad_out, const float* z, const float* score_src, const float* score_dst, const float* alpha,
     const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout, int heads, int channels,
-    float negative_slope, float* grad_z, float* grad_score_src, float* grad_score_dst, i64* overflow, int threads) {
+    float negative_slope, float* grad_z, float* grad_score_src, float* grad_score_dst, float* grad_logit, i64* overflow,
+    int threads) {
     ZG_TAIL(gat_attention_backward, zg_min(*n_dst, capacity) * heads * 32, threads)(
         grad_out, z, score_src, score_dst, alpha, nbr_local, counts, n_dst, capacity, fanout, heads, channels,
-        negative_slope, grad_z, grad_score_src, grad_score_dst, overflow);
+        negative_slope, grad_z, grad_score_src, grad_score_dst, grad_logit, overflow);
+}
+
+// The transpose and the pulling backwards. The pulls write every source row (num_src, a size the host
+// knows), so only the transpose's kernels size their grids from a live count.
+extern "C" __global__ void dl_ell_transpose_count(
+    const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout, int* degree, i64* overflow,
+    int threads) {
+    ZG_TAIL(ell_transpose_count, zg_min(*n_dst, capacity) * fanout, threads)(
+        nbr_local, counts, n_dst, capacity, fanout, degree, overflow);
+}
+
+extern "C" __global__ void dl_ell_transpose_place(
+    const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout, int* cursor, int* unordered,
+    i64* overflow, int threads) {
+    ZG_TAIL(ell_transpose_place, zg_min(*n_dst, capacity) * fanout, threads)(
+        nbr_local, counts, n_dst, capacity, fanout, cursor, unordered, overflow);
+}
+
+extern "C" __global__ void dl_ell_transpose_order(
+    const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout, const int* ends,
+    const int* degree, const int* unordered, int* order, i64* overflow, int threads) {
+    ZG_TAIL(ell_transpose_order, zg_min(*n_dst, capacity) * fanout, threads)(
+        nbr_local, counts, n_dst, capacity, fanout, ends, degree, unordered, order, overflow);
+}
+
+extern "C" __global__ void dl_sage_concat_backward_transposed(
+    const float* grad_out, i64 width, const int* counts, const int* n_dst, int capacity, int fanout, const int* ends,
+    const int* degree, const int* order, int num_src, float* grad_x, i64* overflow, int threads) {
+    ZG_TAIL(sage_concat_backward_transposed, (i64)num_src * zg_vec_width(width), threads)(
+        grad_out, width, counts, n_dst, capacity, fanout, ends, degree, order, num_src, grad_x, overflow);
+}
+
+extern "C" __global__ void dl_gcn_aggregate_backward_transposed(
+    const float* grad_out, i64 width, const int* counts, const int* n_dst, int capacity, int fanout, const int* ends,
+    const int* degree, const int* order, int num_src, float* grad_x, i64* overflow, int threads) {
+    ZG_TAIL(gcn_aggregate_backward_transposed, (i64)num_src * zg_vec_width(width), threads)(
+        grad_out, width, counts, n_dst, capacity, fanout, ends, degree, order, num_src, grad_x, overflow);
+}
+
+extern "C" __global__ void dl_gat_attention_backward_transposed(
+    const float* grad_out, const float* alpha, const float* grad_logit, const int* n_dst, int capacity, int fanout,
+    int heads, int channels, const int* ends, const int* degree, const int* order, int num_src, float* grad_z,
+    float* grad_score_src, i64* overflow, int threads) {
+    ZG_TAIL(gat_attention_backward_transposed, (i64)num_src * heads * channels, threads)(
+        grad_out, alpha, grad_logit, n_dst, capacity, fanout, heads, channels, ends, degree, order, num_src, grad_z,
+        grad_score_src, overflow);
 }

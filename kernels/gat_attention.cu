@@ -71,13 +71,17 @@ extern "C" __global__ void gat_attention_forward(
     }
 }
 
-// grad_z and grad_score_src must be zeroed by the caller (sources are shared); grad_score_dst is written.
+// grad_score_dst is written. The scatter backward (grad_logit null): grad_z and grad_score_src, zeroed by
+// the caller, accumulate atomically here, in whatever order the threads arrive. The deterministic one:
+// each slot's logit gradient goes to grad_logit ([capacity, fanout + 1, heads], alpha's layout) and
+// gat_attention_backward_transposed pulls grad_z and grad_score_src in slot order.
 extern "C" __global__ void gat_attention_backward(
     const float* __restrict__ grad_out, const float* __restrict__ z, const float* __restrict__ score_src,
     const float* __restrict__ score_dst, const float* __restrict__ alpha, const int* __restrict__ nbr_local,
     const int* __restrict__ counts, const int* __restrict__ n_dst, int capacity, int fanout, int heads, int channels,
     float negative_slope, float* __restrict__ grad_z, float* __restrict__ grad_score_src,
-    float* __restrict__ grad_score_dst, i64* overflow) {
+    float* __restrict__ grad_score_dst, float* __restrict__ grad_logit, i64* overflow) {
+    const bool scatter = grad_logit == nullptr;
     const int lane = threadIdx.x % ZG_WARP;
     const i64 warps = zg_clamp_live(*n_dst, capacity, overflow) * heads;
     const i64 stride = (i64)gridDim.x * blockDim.x / ZG_WARP;
@@ -106,14 +110,48 @@ extern "C" __global__ void gat_attention_backward(
             float dot = 0.f;
             for (int c = lane; c < channels; c += ZG_WARP) {
                 dot += g[c] * z[(src * heads + h) * channels + c];
-                atomicAdd(&grad_z[(src * heads + h) * channels + c], ak * g[c]);
+                if (scatter) atomicAdd(&grad_z[(src * heads + h) * channels + c], ak * g[c]);
             }
             dot = zg_warp_sum(dot);
             const float pre = score_src[src * heads + h] + sd;
             const float de = ak * (dot - s) * (pre > 0.f ? 1.f : negative_slope);
-            if (lane == 0) atomicAdd(&grad_score_src[src * heads + h], de);
+            if (lane == 0) {
+                if (scatter) atomicAdd(&grad_score_src[src * heads + h], de);
+                else grad_logit[(p * (fanout + 1) + (k < cnt ? k : fanout)) * heads + h] = de;
+            }
             grad_dst += de;
         }
         if (lane == 0) grad_score_dst[p * heads + h] = grad_dst;
+    }
+}
+
+// The deterministic backward's second half: every source row (num_src rows, none left unwritten) pulls
+// its self loop's share, then its readers' in slot order, through the block's transpose (ell_transpose.cu):
+// grad_z[s, h, :] from alpha and grad_out, grad_score_src[s, h] from grad_logit.
+extern "C" __global__ void gat_attention_backward_transposed(
+    const float* __restrict__ grad_out, const float* __restrict__ alpha, const float* __restrict__ grad_logit,
+    const int* __restrict__ n_dst, int capacity, int fanout, int heads, int channels, const int* __restrict__ ends,
+    const int* __restrict__ degree, const int* __restrict__ order, int num_src, float* __restrict__ grad_z,
+    float* __restrict__ grad_score_src, i64* overflow) {
+    const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
+    const i64 slots = (i64)(fanout + 1) * heads;  // alpha's and grad_logit's row per destination
+    const i64 row = (i64)heads * channels;
+    ZG_GRID_STRIDE(i, (i64)num_src * row) {
+        const i64 s = i / row, r = i - s * row, h = r / channels;
+        float acc = s < live ? alpha[s * slots + (i64)fanout * heads + h] * grad_out[i] : 0.f;
+        for (int j = ends[s] - degree[s]; j < ends[s]; ++j) {
+            const i64 p = order[j] / fanout, k = order[j] - p * fanout;
+            acc += alpha[p * slots + k * heads + h] * grad_out[p * row + r];
+        }
+        grad_z[i] = acc;
+    }
+    ZG_GRID_STRIDE(i, (i64)num_src * heads) {
+        const i64 s = i / heads, h = i - s * heads;
+        float acc = s < live ? grad_logit[s * slots + (i64)fanout * heads + h] : 0.f;
+        for (int j = ends[s] - degree[s]; j < ends[s]; ++j) {
+            const i64 p = order[j] / fanout, k = order[j] - p * fanout;
+            acc += grad_logit[p * slots + k * heads + h];
+        }
+        grad_score_src[i] = acc;
     }
 }

@@ -33,8 +33,8 @@ extern "C" __global__ void sage_concat_forward(
     }
 }
 
-// grad_x must be zeroed by the caller; rows shared by several destinations (and by a destination's own
-// self half) accumulate atomically.
+// The scatter backward: grad_x must be zeroed by the caller; rows shared by several destinations (and by a
+// destination's own self half) accumulate atomically, in whatever order the threads arrive.
 extern "C" __global__ void sage_concat_backward(
     const float* __restrict__ grad_out, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
     const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ grad_x, i64* overflow) {
@@ -46,5 +46,30 @@ extern "C" __global__ void sage_concat_backward(
         const int cnt = counts[p];
         if (cnt == 0) continue;
         zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, grad_out[i] / (float)cnt);
+    }
+}
+
+// The deterministic backward: every row of grad_x (num_src rows, none left unwritten) pulls its self half,
+// then its readers' shares in slot order, through the block's transpose (ell_transpose.cu).
+extern "C" __global__ void sage_concat_backward_transposed(
+    const float* __restrict__ grad_out, i64 width, const int* __restrict__ counts, const int* __restrict__ n_dst,
+    int capacity, int fanout, const int* __restrict__ ends, const int* __restrict__ degree,
+    const int* __restrict__ order, int num_src, float* __restrict__ grad_x, i64* overflow) {
+    const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
+    if ((width & 3) == 0) {
+        const i64 q = width >> 2;
+        const float4* g4 = reinterpret_cast<const float4*>(grad_out);
+        float4* grad_x4 = reinterpret_cast<float4*>(grad_x);
+        ZG_GRID_STRIDE(i, (i64)num_src * q) {
+            const i64 s = i / q, c = i - s * q;
+            const float4 self = s < live ? g4[s * 2 * q + q + c] : make_float4(0.f, 0.f, 0.f, 0.f);
+            grad_x4[i] = zg_transposed_sum4(self, g4, 2 * q, counts, 0, fanout, order, ends[s] - degree[s], ends[s], c);
+        }
+        return;
+    }
+    ZG_GRID_STRIDE(i, (i64)num_src * width) {
+        const i64 s = i / width, c = i - s * width;
+        const float self = s < live ? grad_out[s * 2 * width + width + c] : 0.f;
+        grad_x[i] = zg_transposed_sum(self, grad_out, 2 * width, counts, 0, fanout, order, ends[s] - degree[s], ends[s], c);
     }
 }

@@ -84,6 +84,27 @@ __device__ __forceinline__ void zg_ell_row_scatter(float* grad_x, i64 width, con
     for (int k = 0; k < cnt; ++k) if (row[k] >= 0) atomicAdd(&grad_x[(i64)row[k] * width + c], g);
 }
 
+// The transpose of zg_ell_row_sum, deterministically: acc plus column c of the destination rows of g
+// (row stride `stride`) over the slots order[start..end) that read one source (ell_transpose.cu), each
+// divided by its destination's counts[p] + extra, in slot order. float4 variant below.
+__device__ __forceinline__ float zg_transposed_sum(float acc, const float* g, i64 stride, const int* counts, int extra,
+                                                  int fanout, const int* order, int start, int end, i64 c) {
+    for (int j = start; j < end; ++j) {
+        const int p = order[j] / fanout;
+        acc += g[(i64)p * stride + c] / (float)(counts[p] + extra);
+    }
+    return acc;
+}
+
+__device__ __forceinline__ float4 zg_transposed_sum4(float4 acc, const float4* g, i64 stride, const int* counts,
+                                                    int extra, int fanout, const int* order, int start, int end, i64 c) {
+    for (int j = start; j < end; ++j) {
+        const int p = order[j] / fanout;
+        acc = zg_add4(acc, zg_div4(g[(i64)p * stride + c], (float)(counts[p] + extra)));
+    }
+    return acc;
+}
+
 __device__ __forceinline__ i64 zg_table_insert(i64* keys, i64 mask, i64 key, bool* inserted) {
     i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
     for (i64 probe = 0; probe <= mask; ++probe) {

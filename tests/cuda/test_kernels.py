@@ -9,6 +9,7 @@ from zerognn import rng
 from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.launch import launch
+from zerognn.determinism import deterministic
 from zerognn.models import TORCH_OPS
 from zerognn.sampling import Hop, hop_key, sample_hop, sample_subgraph
 
@@ -97,23 +98,26 @@ def rel_err(a, b):
     return float((a - b).detach().norm() / b.detach().norm().clamp(min=1e-30))
 
 
+@pytest.mark.parametrize("ordered", [False, True])  # the scatter backward and the transposed one
 @pytest.mark.parametrize("width", [64, 30])  # the float4 path and the scalar one
 @pytest.mark.parametrize("op", ["sage", "gcn"])
-def test_row_aggregations_and_gradients_match_pytorch(op, width):
+def test_row_aggregations_and_gradients_match_pytorch(op, width, ordered):
     block = random_block()
     hop = ell_to_hop(block)
     x = torch.randn(block.num_src, width, device=DEV, requires_grad=True)
     x_ref = x.detach().clone().requires_grad_(True)
-    out = getattr(CUDA_OPS, op)(x, block)
-    ref = getattr(TORCH_OPS, op)(x_ref, hop)
-    assert rel_err(out, ref) < 1e-5
-    g = torch.randn_like(out)
-    out.backward(g)
-    ref.backward(g)
+    with deterministic(ordered):
+        out = getattr(CUDA_OPS, op)(x, block)
+        ref = getattr(TORCH_OPS, op)(x_ref, hop)
+        assert rel_err(out, ref) < 1e-5
+        g = torch.randn_like(out)
+        out.backward(g)
+        ref.backward(g)
     assert rel_err(x.grad, x_ref.grad) < 1e-5
 
 
-def test_gat_attention_and_gradients_match_pytorch():
+@pytest.mark.parametrize("ordered", [False, True])
+def test_gat_attention_and_gradients_match_pytorch(ordered):
     block = random_block(seed=1)
     hop = ell_to_hop(block)
     heads, channels = 4, 40
@@ -121,12 +125,13 @@ def test_gat_attention_and_gradients_match_pytorch():
     s_src = torch.randn(block.num_src, heads, device=DEV, requires_grad=True)
     s_dst = torch.randn(block.num_dst, heads, device=DEV, requires_grad=True)
     refs = [t.detach().clone().requires_grad_(True) for t in (z, s_src, s_dst)]
-    out = CUDA_OPS.gat(z, s_src, s_dst, block, 0.2)
-    ref = TORCH_OPS.gat(*refs, hop, 0.2)
-    assert rel_err(out, ref) < 1e-5
-    g = torch.randn_like(out)
-    out.backward(g)
-    ref.backward(g)
+    with deterministic(ordered):
+        out = CUDA_OPS.gat(z, s_src, s_dst, block, 0.2)
+        ref = TORCH_OPS.gat(*refs, hop, 0.2)
+        assert rel_err(out, ref) < 1e-5
+        g = torch.randn_like(out)
+        out.backward(g)
+        ref.backward(g)
     for mine, theirs in zip((z, s_src, s_dst), refs):
         assert rel_err(mine.grad, theirs.grad) < 1e-4
 

@@ -5,6 +5,12 @@ A block is an ``EllBlock``: for each destination p, ``counts[p]`` sampled neighb
 of destinations as an int32 device scalar. Kernels read that live count; ``num_dst`` is the rows the
 output buffer has (the exact count for host-mediated, the capacity for a fixed envelope), and a live
 count above it raises the block's overflow record instead of writing past the buffer.
+
+Each backward has two forms, chosen when it is traced (``zerognn.determinism``): the scatter form adds
+into shared source rows with float ``atomicAdd``, so the order of the additions, and the last bits of the
+gradient, change from run to run; the deterministic form builds the block's transpose
+(``kernels/ell_transpose.cu``) and every source row pulls its readers' shares in slot order, so the same
+block gives the same bits in every run and every variant.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .. import determinism
 from .launch import grid_for, launch, vector_width
 
 
@@ -26,6 +33,32 @@ class EllBlock:
     counts: torch.Tensor     # int32 [num_dst]
     n_dst: torch.Tensor      # int32 [1], the live destination count
     overflow: torch.Tensor   # int64 [2], the overflow record kernels raise
+
+
+@dataclass(frozen=True)
+class EllTranspose:
+    """The slots that read each source row, in slot order: ``order[ends[s] - degree[s] : ends[s]]``."""
+
+    ends: torch.Tensor    # int32 [num_src], inclusive prefix sums of degree
+    degree: torch.Tensor  # int32 [num_src]
+    order: torch.Tensor   # int32 [num_dst * fanout], slot ids e = p * fanout + k grouped by source
+
+
+def transpose(block: EllBlock) -> EllTranspose:
+    """The block's transpose, built on the device at the block's capacity (capturable, no host sync)."""
+    device = block.counts.device
+    slots = block.num_dst * block.fanout
+    grid = grid_for(slots)
+    head = (block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout))
+    degree = torch.zeros(block.num_src, dtype=torch.int32, device=device)
+    launch("ell_transpose_count", grid, *head, degree, block.overflow)
+    ends = torch.cumsum(degree, 0, dtype=torch.int32)
+    cursor = ends.clone()
+    unordered = torch.empty(slots, dtype=torch.int32, device=device)
+    launch("ell_transpose_place", grid, *head, cursor, unordered, block.overflow)
+    order = torch.empty(slots, dtype=torch.int32, device=device)
+    launch("ell_transpose_order", grid, *head, ends, degree, unordered, order, block.overflow)
+    return EllTranspose(ends, degree, order)
 
 
 def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: int, out_width: int) -> torch.Tensor:
@@ -54,7 +87,15 @@ class _RowAggregation(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src, ctx.width, ctx.width), None, None, None
+        if not determinism.enabled():
+            return _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src, ctx.width, ctx.width), None, None, None
+        block, width = ctx.block, ctx.width
+        t = transpose(block)
+        grad_x = torch.empty((ctx.num_src, width), dtype=torch.float32, device=grad.device)
+        launch(f"{ctx.op}_backward_transposed", grid_for(ctx.num_src * vector_width(width)), grad.contiguous(),
+               np.int64(width), block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout), t.ends,
+               t.degree, t.order, np.int32(ctx.num_src), grad_x, block.overflow)
+        return grad_x, None, None, None
 
 
 GAT_THREADS = 128
@@ -81,14 +122,24 @@ class _GatAttention(torch.autograd.Function):
         z, score_src, score_dst, alpha = ctx.saved_tensors
         block = ctx.block
         heads, channels = z.shape[1], z.shape[2]
-        grad_z = torch.zeros_like(z)
-        grad_src = torch.zeros_like(score_src)
+        grad = grad.contiguous()
+        ordered = determinism.enabled()
+        # The scatter form adds into zeroed source gradients; the ordered one writes every row of them.
+        grad_z = (torch.empty_like if ordered else torch.zeros_like)(z)
+        grad_src = (torch.empty_like if ordered else torch.zeros_like)(score_src)
         grad_dst = torch.zeros_like(score_dst)
+        grad_logit = torch.empty_like(alpha) if ordered else None
         warps_per_block = GAT_THREADS // 32
-        launch("gat_attention_backward", grid_for(block.num_dst * heads, warps_per_block), grad.contiguous(), z,
+        launch("gat_attention_backward", grid_for(block.num_dst * heads, warps_per_block), grad, z,
                score_src, score_dst, alpha, block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst),
                np.int32(block.fanout), np.int32(heads), np.int32(channels), np.float32(ctx.negative_slope), grad_z,
-               grad_src, grad_dst, block.overflow, threads=GAT_THREADS)
+               grad_src, grad_dst, grad_logit, block.overflow, threads=GAT_THREADS)
+        if ordered:
+            t = transpose(block)
+            num_src = z.shape[0]
+            launch("gat_attention_backward_transposed", grid_for(num_src * heads * channels), grad, alpha, grad_logit,
+                   block.n_dst, np.int32(block.num_dst), np.int32(block.fanout), np.int32(heads), np.int32(channels),
+                   t.ends, t.degree, t.order, np.int32(num_src), grad_z, grad_src, block.overflow)
         return grad_z, grad_src, grad_dst, None, None
 
 

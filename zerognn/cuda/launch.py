@@ -65,8 +65,8 @@ def vector_width(width: int) -> int:
     return width // 4 if width % 4 == 0 else width
 
 
-# What a kernel parameter of each C type takes: a tensor of this dtype behind a pointer, a numpy scalar
-# of this type by value. Unsigned words travel in signed tensors of the same width.
+# What a kernel parameter of each C type takes: a tensor of this dtype behind a pointer (or None, a null
+# pointer), a numpy scalar of this type by value. Unsigned words travel in signed tensors of the same width.
 _TENSOR_DTYPES = {"float": torch.float32, "int": torch.int32, "unsigned": torch.int32, "i64": torch.int64,
                   "u64": torch.int64}
 _SCALAR_TYPES = {"float": np.float32, "int": np.int32, "unsigned": np.uint32, "i64": np.int64, "u64": np.uint64}
@@ -90,6 +90,8 @@ def kernel_arguments(name: str, args: tuple, on_device: bool = True) -> list:
 
 
 def _arg(kernel: str, param: Param, value, on_device: bool):
+    if param.pointer and value is None:
+        return 0  # a null pointer, for a kernel that reads it as "absent"
     if param.pointer:
         dtype = _TENSOR_DTYPES[param.ctype]
         if not isinstance(value, torch.Tensor) or value.dtype != dtype:
@@ -113,9 +115,10 @@ def _describe(value) -> str:
 
 @contextlib.contextmanager
 def device_launched() -> Iterator[None]:
-    """Within this block every launch goes through the kernel's device-side parent (``dl_<name>`` in
-    ``kernels/device_launch.cu``): one thread that reads the live count from device memory and launches
-    the kernel with an exactly sized grid (CUDA dynamic parallelism). The host's ``grid`` is ignored."""
+    """Within this block every launch of a kernel with a device-side parent (``dl_<name>`` in
+    ``kernels/device_launch.cu``) goes through it: one thread that reads the live count from device memory
+    and launches the kernel with an exactly sized grid (CUDA dynamic parallelism); the host's ``grid`` is
+    ignored. Kernels sized by tensor shapes alone (the dense layers' gradients) launch from the host."""
     global _device_launch
     previous, _device_launch = _device_launch, True
     try:
@@ -124,6 +127,7 @@ def device_launched() -> Iterator[None]:
         _device_launch = previous
 
 
+@cache
 def device_launched_children() -> frozenset[str]:
     """The kernels that have a device-side parent (``dl_<name>``): what ``device_launched`` launches."""
     names = {k for op in operators().values() for k in op.kernels}
@@ -132,7 +136,7 @@ def device_launched_children() -> frozenset[str]:
 
 def launch(name: str, grid: int, *args, threads: int = THREADS) -> None:
     """Launch kernel ``name`` with ``grid`` blocks of ``threads`` on the current stream."""
-    if _device_launch:
+    if _device_launch and name in device_launched_children():
         name, grid, args, threads = f"dl_{name}", 1, (*args, np.int32(threads)), 1
     arguments = kernel_arguments(name, args)
     device = torch.cuda.current_device()
