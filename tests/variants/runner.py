@@ -2,6 +2,7 @@
 
 import torch
 
+from zerognn.determinism import deterministic
 from zerognn.records.spec import RunSpec
 from zerognn.train.context import build_context
 from zerognn.variants import get_variant
@@ -14,20 +15,22 @@ def make_context(ds, model_name="sage", steps=0, batch=128, fanouts=(5, 3), hidd
 
 
 def run_steps(ds, variant, model_name, steps, batch=128, fanouts=(5, 3), configure=None, blocks=None, device="cuda",
-              hidden=64, lr=0.003):
+              hidden=64, lr=0.003, ordered=True):
     """Train ``steps`` global steps with ``variant``; returns (variant, losses on the CPU, parameters).
 
-    ``blocks`` (step counts summing to ``steps``) hands the variant its steps in those blocks (``run_steps``).
+    ``blocks`` (step counts summing to ``steps``) hands the variant its steps in those blocks (``run_steps``);
+    ``ordered`` selects the fixed-order operators (``zerognn.determinism``), as a run does by default.
     """
     ctx = make_context(ds, model_name, steps, batch, fanouts, hidden, lr, device)
-    v = get_variant(variant)(ctx)
-    if configure is not None:
-        configure(v)
-    v.setup()
-    first = 0
-    for count in blocks or [1] * steps:
-        v.run_steps(first, count)
-        first += count
-    assert first == steps
-    v.finish()
+    with deterministic(ordered):
+        v = get_variant(variant)(ctx)
+        if configure is not None:
+            configure(v)
+        v.setup()
+        first = 0
+        for count in blocks or [1] * steps:
+            v.run_steps(first, count)
+            first += count
+        assert first == steps
+        v.finish()
     return v, ctx.loss_log.cpu(), [p.detach().cpu().clone() for p in ctx.model.parameters()]

@@ -1,6 +1,8 @@
 """GAT over sampled blocks: multi-head attention over sampled neighbours plus the self loop.
 
-Hidden layers concatenate their heads; the output layer averages them.
+Hidden layers concatenate their heads; the output layer averages them. The projections, the attention
+scores and the biases go through ``zerognn.models.dense``'s layers, whose reductions over rows are in
+fixed order under ``zerognn.determinism``.
 """
 
 from __future__ import annotations
@@ -8,8 +10,29 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..cuda.dense_gemm import column_sums
 from ..errors import ZeroGNNError
+from .dense import add_bias, fixed_order, linear
 from .ops import AggregationOps
+
+
+class _HeadScores(torch.autograd.Function):
+    """score[m, h] = z[m, h, :] . att[h, :]: a row-wise dot product whose gradient for att sums over rows."""
+
+    @staticmethod
+    def forward(ctx, z, att):
+        ctx.save_for_backward(z, att)
+        return (z * att).sum(-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        z, att = ctx.saved_tensors
+        per_row = grad.unsqueeze(-1) * z
+        if fixed_order(per_row):
+            grad_att = column_sums(per_row.reshape(z.shape[0], -1)).view_as(att)
+        else:
+            grad_att = per_row.sum(0)
+        return grad.unsqueeze(-1) * att, grad_att
 
 
 class GAT(nn.Module):
@@ -36,12 +59,12 @@ class GAT(nn.Module):
     def forward(self, x: torch.Tensor, blocks: list, ops: AggregationOps) -> torch.Tensor:
         last = len(self.lins) - 1
         for i, block in enumerate(blocks):
-            z = self.lins[i](x).view(x.shape[0], self.heads, -1)
-            score_src = (z * self.att_src[i]).sum(-1)
-            score_dst = (z[: block.num_dst] * self.att_dst[i]).sum(-1)
+            z = linear(x, self.lins[i].weight, None, relu=False).view(x.shape[0], self.heads, -1)
+            score_src = _HeadScores.apply(z, self.att_src[i])
+            score_dst = _HeadScores.apply(z[: block.num_dst], self.att_dst[i])
             h = ops.gat(z, score_src, score_dst, block, self.negative_slope)
             if i != last:
-                x = torch.relu(h.reshape(h.shape[0], -1) + self.biases[i])
+                x = torch.relu(add_bias(h.reshape(h.shape[0], -1), self.biases[i]))
             else:
-                x = h.mean(dim=1) + self.biases[i]
+                x = add_bias(h.mean(dim=1), self.biases[i])
         return x
