@@ -121,7 +121,7 @@ def test_fixed_order_gemms_match_pytorch_and_ignore_rows_of_zeros(m, n, k):
     assert torch.allclose(grad_w, (g.double().t() @ x.double()).float(), **tol)
     assert torch.allclose(grad_b, g.double().sum(0).float(), **tol)
     assert same_bits(dense_gemm.column_sums(g), grad_b)
-    for extra in (1, 7, CHUNK_ROWS, 3 * CHUNK_ROWS + 5):
+    for extra in (1, 7, 64, CHUNK_ROWS, 3 * CHUNK_ROWS + 5):
         xp, gp = pad_rows(x, m + extra), pad_rows(g, m + extra)
         assert same_bits(dense_gemm.linear(xp, w, bias, relu=True)[:m], out), extra
         assert same_bits(dense_gemm.input_grad(gp, w)[:m], grad_x), extra

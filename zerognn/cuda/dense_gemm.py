@@ -14,7 +14,8 @@ import torch
 
 from .launch import grid_for, launch
 
-CHUNK_ROWS = 1024  # rows per partial sum of a weight or bias gradient: fixed, whatever the row count
+CHUNK_ROWS = 1024  # rows per partial sum of a weight gradient: fixed, whatever the row count
+SUM_CHUNK_ROWS = 64  # rows per partial sum of a bias gradient (a column sum)
 
 
 def _sm_count(device: torch.device) -> int:
@@ -58,25 +59,26 @@ def weight_and_bias_grad(g: torch.Tensor, x: torch.Tensor, bias: bool) -> tuple[
     g, x = g.contiguous(), x.contiguous()
     (m, n), k = g.shape, x.shape[1]
     chunks = max(1, -(-m // CHUNK_ROWS))
-    count = n * k + (n if bias else 0)
-    partial = torch.empty(chunks, count, dtype=torch.float32, device=g.device)
-    _gemm(g, 1, n, x, 1, k, n, k, m, CHUNK_ROWS, None, 0, partial, k, count)
-    if bias:
-        launch("dense_column_sums", grid_for(chunks * n), g, np.int64(m), np.int64(n), np.int64(CHUNK_ROWS),
-               partial.view(-1)[n * k:], np.int64(count))
-    out = torch.empty(count, dtype=torch.float32, device=g.device)
-    launch("dense_chunk_sums", grid_for(count), partial, np.int64(chunks), np.int64(count), out)
-    return out[: n * k].view(n, k), (out[n * k:] if bias else None)
+    partial = torch.empty(chunks, n * k, dtype=torch.float32, device=g.device)
+    _gemm(g, 1, n, x, 1, k, n, k, m, CHUNK_ROWS, None, 0, partial, k, n * k)
+    return _chunk_sums(partial).view(n, k), (column_sums(g) if bias else None)
 
 
 def column_sums(t: torch.Tensor) -> torch.Tensor:
-    """``t.sum(0)`` of a matrix, summed over the same fixed chunks of rows."""
+    """``t.sum(0)`` of a matrix, over fixed chunks of ``SUM_CHUNK_ROWS`` rows (a sequential sum each, one
+    thread per chunk and column: short chunks keep enough threads reading a tall matrix)."""
     t = t.contiguous()
     m, n = t.shape
-    chunks = max(1, -(-m // CHUNK_ROWS))
+    chunks = max(1, -(-m // SUM_CHUNK_ROWS))
     partial = torch.empty(chunks, n, dtype=torch.float32, device=t.device)
-    launch("dense_column_sums", grid_for(chunks * n), t, np.int64(m), np.int64(n), np.int64(CHUNK_ROWS), partial,
+    launch("dense_column_sums", grid_for(chunks * n), t, np.int64(m), np.int64(n), np.int64(SUM_CHUNK_ROWS), partial,
            np.int64(n))
-    out = torch.empty(n, dtype=torch.float32, device=t.device)
-    launch("dense_chunk_sums", grid_for(n), partial, np.int64(chunks), np.int64(n), out)
+    return _chunk_sums(partial)
+
+
+def _chunk_sums(partial: torch.Tensor) -> torch.Tensor:
+    """The sum of the rows of ``partial`` [chunks, count], in row order."""
+    chunks, count = partial.shape
+    out = torch.empty(count, dtype=torch.float32, device=partial.device)
+    launch("dense_chunk_sums", grid_for(count), partial, np.int64(chunks), np.int64(count), out)
     return out

@@ -20,7 +20,7 @@ from ..errors import ZeroGNNError
 NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
 SEPARATOR = "__"
 # Optional fields, written as __<letter><value> after the required parts when not at their default.
-SUFFIXES = {"host_load": "h"}
+SUFFIXES = {"host_load": "h", "deterministic": "d"}
 
 
 def fanouts_label(fanouts: Sequence[int]) -> str:
@@ -37,6 +37,7 @@ class RunKey:
     fanouts: tuple[int, ...]
     gpus: int = 1
     host_load: int = 0
+    deterministic: bool = False
 
     def __post_init__(self) -> None:
         for name in ("dataset", "model", "variant"):
@@ -50,14 +51,20 @@ class RunKey:
         object.__setattr__(self, "fanouts", tuple(int(f) for f in fanouts))
         for name in ("batch_size", "gpus", "host_load"):
             object.__setattr__(self, name, int(getattr(self, name)))
+        flag = self.deterministic
+        if isinstance(flag, str) or (isinstance(flag, int) and not isinstance(flag, bool)):
+            flag = {"0": False, "1": True}.get(str(flag), flag)  # as a run id writes it
+        if not isinstance(flag, bool):
+            raise ZeroGNNError(f"deterministic must be true or false, got {self.deterministic!r}")
+        object.__setattr__(self, "deterministic", flag)
 
     @property
     def run_id(self) -> str:
         """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``, then ``__h<n>`` for a run measured
-        beside ``n`` CPU-bound processes."""
+        beside ``n`` CPU-bound processes and ``__d1`` for one in deterministic mode."""
         parts = [self.dataset, self.model, self.variant, f"b{self.batch_size}", f"f{fanouts_label(self.fanouts)}",
                  f"g{self.gpus}"]
-        parts += [f"{letter}{getattr(self, name)}" for name, letter in SUFFIXES.items()
+        parts += [f"{letter}{int(getattr(self, name))}" for name, letter in SUFFIXES.items()
                   if getattr(self, name) != _DEFAULTS[name]]
         return SEPARATOR.join(parts)
 
@@ -68,7 +75,7 @@ class RunKey:
         key = None if match is None else cls(**{k: v for k, v in match.groupdict().items() if v is not None})
         if key is None or key.run_id != run_id:
             raise ZeroGNNError(f"{run_id!r} is not a run id: expected "
-                               f"<dataset>__<model>__<variant>__b<batch>__f<fanouts>__g<gpus>[__h<host load>]")
+                               f"<dataset>__<model>__<variant>__b<batch>__f<fanouts>__g<gpus>[__h<host load>][__d1]")
         return key
 
     @classmethod
@@ -87,7 +94,7 @@ class RunKey:
 
 
 KEY_FIELDS = tuple(f.name for f in fields(RunKey))
-# name -> "str", "int" or "fanouts": how a summary (or a wildcard) holds the field
+# name -> "str", "int", "bool" or "fanouts": how a summary (or a wildcard) holds the field
 KEY_TYPES = {f.name: "fanouts" if f.name == "fanouts" else str(f.type) for f in fields(RunKey)}
 _DEFAULTS = {f.name: f.default for f in fields(RunKey)}
 # Runs with equal values here do the same work (every key field but the variant): their step times compare.

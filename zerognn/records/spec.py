@@ -105,6 +105,9 @@ class RunSpec:
                               config="whole_epoch_variants")
     host_load: int = param(0, help="CPU-bound processes to run on this run's cores during the timed and profiled "
                                    "steps", schema=NON_NEGATIVE_INT, record="optional", config="host_load", axis=True)
+    deterministic: bool = param(False, help="fixed-order kernels (aggregation backwards, dense GEMMs): every CUDA "
+                                            "variant trains bit for bit alike, at a cost in step time",
+                                schema={"type": "boolean"}, record="optional", config="deterministic", axis=True)
     variant_modules: list[str] = param([], help="out-of-package variant: a .py file or module (repeatable)",
                                        schema={"type": "array", "items": {"type": "string"}}, record="absent",
                                        config="variant_modules", axis=True, flag="--variant-module")

@@ -31,7 +31,8 @@ FINAL_LOSS_STEPS = 5
 
 # Column → dtype, in output order. "str" columns may be empty (NaN); "Int64" is a nullable integer. The
 # key's fields come first (fanouts as a label, '15-10-5'), so an axis added to the key is a column.
-KEY_COLUMNS: dict[str, str] = {name: "int64" if kind == "int" else "str" for name, kind in KEY_TYPES.items()}
+KEY_COLUMNS: dict[str, str] = {name: {"int": "int64", "bool": "bool"}.get(kind, "str")
+                               for name, kind in KEY_TYPES.items()}
 COLUMNS: dict[str, str] = {
     **KEY_COLUMNS, "device": "str", "hidden": "int64",
     "step_ms_median": "float64", "step_ms_p10": "float64", "step_ms_p90": "float64",
@@ -224,6 +225,8 @@ def _type_problem(value: str, dtype: str) -> str | None:
     """Why ``value`` (a CSV cell) does not fit the column type, or None; an empty cell is a null."""
     if value == "" or dtype == "str":
         return None
+    if dtype == "bool":
+        return None if value in ("True", "False") else "not True or False"
     try:
         number = float(value)
     except ValueError:

@@ -15,6 +15,8 @@ COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "step ms, median (p10
            "GPU activities/step", "step / floor", "syncs/step", "launches/step", "peak MiB", "final loss", "commit")
 # With runs under host load: after GPUs, the load; after the speedup, the slowdown against the run alone.
 LOAD_COLUMNS = {"GPUs": "host load", "× host-mediated": "× alone"}
+# With deterministic runs: after GPUs, the mode.
+MODE_COLUMNS = {"GPUs": "deterministic"}
 
 
 def _cell(value, fmt: str) -> str:
@@ -34,16 +36,19 @@ def markdown_table(df: pd.DataFrame) -> str:
     """The summary ``df`` (``zerognn.records.summary``'s columns) as a markdown table."""
     order = {v: i for i, v in enumerate(variant_order(df["variant"]))}
     df = df.assign(_model=df["model"].map(lambda m: (m != "sage", m)), _variant=df["variant"].map(order))
-    df = df.sort_values(["_model", "batch_size", "dataset", "host_load", "_variant", "gpus"])
-    loaded = bool((df["host_load"] > 0).any())
-    columns = [c for name in COLUMNS for c in ((name, LOAD_COLUMNS[name]) if loaded and name in LOAD_COLUMNS
-                                               else (name,))]
+    df = df.sort_values(["_model", "batch_size", "dataset", "host_load", "deterministic", "_variant", "gpus"])
+    extra = {name: [] for name in COLUMNS}
+    for shown, added in ((bool(df["deterministic"].any()), MODE_COLUMNS), (bool((df["host_load"] > 0).any()),
+                                                                            LOAD_COLUMNS)):
+        for name, column in added.items():
+            extra[name] += [column] if shown else []
+    columns = [c for name in COLUMNS for c in (name, *extra[name])]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in df.itertuples():
         peak = None if pd.isna(r.peak_mem_bytes) else r.peak_mem_bytes / 2**20
         cells = {
             "dataset": r.dataset, "model": r.model.upper(), "variant": r.variant, "batch": r.batch_size,
-            "GPUs": r.gpus, "host load": r.host_load,
+            "GPUs": r.gpus, "host load": r.host_load, "deterministic": "yes" if r.deterministic else "no",
             "step ms, median (p10–p90)": f"{r.step_ms_median:.2f} ({r.step_ms_p10:.2f}–{r.step_ms_p90:.2f})",
             "epoch s, from median (measured)": _epoch(r.epoch_s, r.epoch_s_measured),
             "× host-mediated": _cell(r.speedup_vs_host_mediated, ".2f"),

@@ -15,10 +15,11 @@ handed to the variant as a block (``Variant.run_steps``):
    training batch — timed as one wall-clock interval from an idle GPU to the last update done
    (``epoch_s_measured``, beside ``epoch_s`` extrapolated from the median step).
 
-CUDA Graph captures are counted over the whole run for every variant alike, and GPU work the trace
-cannot show is measured after the run by the measurement layer (``zerognn.measure.untraced``). Losses
-are read back only at the end, so the loop itself adds no host synchronisation per step. The record is
-built from the measurements by ``zerognn.records.build``.
+With ``deterministic`` the whole run, evaluation included, uses the fixed-order kernels
+(``zerognn.determinism``). CUDA Graph captures are counted over the whole run for every variant alike,
+and GPU work the trace cannot show is measured after the run by the measurement layer
+(``zerognn.measure.untraced``). Losses are read back only at the end, so the loop itself adds no host
+synchronisation per step. The record is built from the measurements by ``zerognn.records.build``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 import torch
 
 from ..datasets.store import Dataset, load_dataset
+from ..determinism import deterministic
 from ..distributed import World, barrier, init_world, mean_over_ranks, shutdown
 from ..errors import ZeroGNNError
 from ..measure.captures import counting_cuda_graph_captures
@@ -73,8 +75,9 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
         # One writer per record: a second run asked for the same output (a re-run beside an orphaned
         # one) stops here instead of sharing the machine with it and overwriting its record.
         with exclusive_output(out_path) if world.is_main else contextlib.nullcontext():
-            return _run(spec, variant_cls, device, world, dataset_dir, out_path,
-                        progress if world.is_main else (lambda message: None), trace_path)
+            with deterministic(spec.deterministic):  # training and evaluation, every kernel of the run
+                return _run(spec, variant_cls, device, world, dataset_dir, out_path,
+                            progress if world.is_main else (lambda message: None), trace_path)
     finally:
         shutdown(world)
 
