@@ -7,6 +7,7 @@
 #   STAGE=runs   records workflow/config/h200-papers.yaml: every variant in this one call
 #   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
 #   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
+#   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail
@@ -15,7 +16,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
-case "${STAGE:?set STAGE to build, runs, epoch, interference or tests}" in
+case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -28,6 +29,15 @@ build)
     zerognn build --arch auto > "$OUT/kernels.log" 2>&1 || echo "kernel build failed"  # warms the cache for runs
     ZEROGNN_FULL_DATASET_DIR=$DATASET timeout "${PYTEST_TIMEOUT:-200}" python3 -m pytest -m gpu -q \
         -p no:cacheprovider tests/sampling/test_wide_offsets.py 2>&1 | tee "$OUT/pytest-wide.log" | tail -3
+    ;;
+determinism)
+    start=$(date +%s)
+    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all \
+        --configfile workflow/config/h200-determinism.yaml > "$OUT/snakemake.log" 2>&1
+    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['model', 'variant', 'batch_size',
+        'deterministic', 'step_ms_median', 'epoch_s_measured', 'final_loss']].to_string())" 2>/dev/null
+    tar czf "$OUT/determinism.tgz" results logs figures 2>/dev/null
     ;;
 runs)
     start=$(date +%s)
