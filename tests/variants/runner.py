@@ -34,3 +34,8 @@ def run_steps(ds, variant, model_name, steps, batch=128, fanouts=(5, 3), configu
         assert first == steps
         v.finish()
     return v, ctx.loss_log.cpu(), [p.detach().cpu().clone() for p in ctx.model.parameters()]
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two float32 tensors are equal bit for bit (what two CUDA variants' runs are, in ordered mode)."""
+    return torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32))

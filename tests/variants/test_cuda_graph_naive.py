@@ -4,7 +4,7 @@ import pytest
 
 from zerognn.datasets import load_dataset
 
-from .runner import run_steps
+from .runner import run_steps, same_bits
 
 pytestmark = pytest.mark.gpu
 STEPS = 30
@@ -19,7 +19,7 @@ def ds(tiny_dataset_dir):
 def test_losses_match_host_mediated(ds, model_name):
     _, mediated, _ = run_steps(ds, "host-mediated", model_name, 50)
     v, naive, _ = run_steps(ds, "cuda-graph-naive", model_name, 50)
-    assert ((naive - mediated).abs() / mediated).max() < 1e-4, (mediated[:5], naive[:5])
+    assert same_bits(naive, mediated), (mediated[:5], naive[:5])  # the fixed-order kernels: bit for bit
     info = v.info()
     # 2 fanouts: 3 segments per step, the first step eager
     assert info["graph_hits"] + info["graph_misses"] == 3 * 49
@@ -35,4 +35,4 @@ def test_evicted_graphs_do_not_disturb_training(ds):
 
     v, naive, _ = run_steps(ds, "cuda-graph-naive", "sage", STEPS, configure=small_cache)
     assert v.info()["evictions"] > 0
-    assert ((naive - mediated).abs() / mediated).max() < 1e-4
+    assert same_bits(naive, mediated)

@@ -27,5 +27,7 @@ def test_losses_match_torch_eager_over_50_steps(tiny_dataset_dir, model_name):
     ds = load_dataset(tiny_dataset_dir).to("cuda")
     _, eager, _ = run_steps(ds, "torch-eager", model_name, 50)
     _, mediated, _ = run_steps(ds, "host-mediated", model_name, 50)
+    # Not bit for bit: torch-eager aggregates with PyTorch's scatters, whose order of float sums is not
+    # that of the kernels' slot order, so the losses may differ in their last bits and drift a little.
     rel = ((mediated - eager).abs() / eager.abs()).max()
     assert rel < 1e-4, (rel, eager[:5], mediated[:5])
