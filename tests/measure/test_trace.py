@@ -92,7 +92,8 @@ def corr(event, correlation):
     ("dedupe_neighbors", "sampling"), ("relabel_nodes", "sampling"), ("gather_rows", "gather"),
     ("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d", "loss"),
     ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>", "optimizer"),
-    ("step_end", "step control"),
+    ("step_end", "step control"), ("ell_transpose_order", "aggregation"),
+    ("sage_concat_backward_transposed", "aggregation"), ("dense_gemm_128", "dense"), ("dense_chunk_sums", "dense"),
     ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>", "other"),
     ("Memcpy DtoD (Device -> Device)", "other"),
 ])
