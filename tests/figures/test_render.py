@@ -101,6 +101,15 @@ def test_pdfs_embed_truetype_fonts_not_type3(tmp_path):
         assert b"/Subtype /TrueType" in data or b"/CIDFontType2" in data, pdf
 
 
+def test_the_same_records_draw_the_same_bytes(tmp_path):
+    """No creation date in a PDF: re-rendering committed figures leaves git clean."""
+    runs, summary = _setup(tmp_path, _rich_records())
+    first = render_all(summary, runs, tmp_path / "a", formats=("pdf", "png"), only=["speedup"])
+    second = render_all(summary, runs, tmp_path / "b", formats=("pdf", "png"), only=["speedup"])
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    assert all(b"CreationDate" not in p.read_bytes() for p in first if p.suffix == ".pdf")
+
+
 def test_rich_runs_draw_every_figure_with_the_unknown_variant(tmp_path, capsys):
     runs, summary = _setup(tmp_path, _rich_records())
     written = render_all(summary, runs, tmp_path / "fig", formats=("png",))

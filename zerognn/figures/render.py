@@ -78,6 +78,11 @@ def _known(names: Sequence[str]) -> list[str]:
     return list(names)
 
 
+# No creation date in the files: the same records draw the same bytes, so re-rendering the committed
+# figures leaves git clean.
+_REPRODUCIBLE = {"pdf": {"CreationDate": None}, "svg": {"Date": None}}
+
+
 def save_figure(fig: Figure, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
     supported = fig.canvas.get_supported_filetypes()
     paths = []
@@ -86,6 +91,6 @@ def save_figure(fig: Figure, out_dir: Path, stem: str, formats: Sequence[str]) -
             raise ZeroGNNError(f"cannot write figures as {fmt!r}; choose from {', '.join(sorted(supported))}.")
         path = out_dir / f"{stem}.{fmt}"
         with atomic_path(path, suffix=f".{fmt}") as tmp:
-            fig.savefig(tmp, format=fmt, dpi=200)
+            fig.savefig(tmp, format=fmt, dpi=200, metadata=_REPRODUCIBLE.get(fmt))
         paths.append(path)
     return paths
