@@ -78,6 +78,8 @@ def _key_label(key: str, value: Any) -> str:
         return f"{value} GPU" + ("" if value == 1 else "s")
     if key == "host_load":
         return f"host load {value}"
+    if key == "deterministic":
+        return "deterministic" if value else "default mode"
     return str(value)
 
 
