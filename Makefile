@@ -17,6 +17,9 @@ STAMP := $(VENV)/.installed
 .PHONY: install reproduce test figures lint dry-run-paper clean
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+		echo "zerognn needs Python >= 3.11 (the pipeline's snakemake does); '$(PYTHON)' is \
+	$$($(PYTHON) --version 2>/dev/null || echo not found). Name one: PYTHON=python3.12 make $(MAKECMDGOALS)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@if ! command -v nvidia-smi >/dev/null 2>&1; then \
