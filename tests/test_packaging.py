@@ -45,8 +45,9 @@ def test_the_wheel_installs_in_a_fresh_venv_core_first_then_with_the_cuda_extra(
     assert made.returncode == 0, made.stderr[-2000:]
     ran = zerognn("run", "--dataset", "tiny", "--dataset-dir", "data/tiny", "--variant", "torch-eager",
                   "--batch-size", "64", "--fanouts", "5,3", "--warmup-steps", "1", "--measure-steps", "2",
-                  "--profile-steps", "0", "--eval-nodes", "0", "--device", "cpu", "--out", "runs/r.json")
-    assert ran.returncode == 0 and (tmp_path / "runs" / "r.json").is_file(), ran.stderr[-2000:]
+                  "--profile-steps", "0", "--eval-nodes", "0", "--device", "cpu", "--out", "runs/")
+    record = tmp_path / "runs" / "tiny__sage__torch-eager__b64__f5-3__g1.json"
+    assert ran.returncode == 0 and record.is_file(), ran.stderr[-2000:]
     for args, extra in ((("build", "--arch", "sm_90"), "cuda"),
                         (("figures", "--summary", "s.csv", "--runs", "runs", "--out", "fig"), "figures")):
         failed = zerognn(*args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -58,10 +59,24 @@ def _cmd_run(args: argparse.Namespace) -> None:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
 
-    check_writable_file(args.out, "run record --out")
+    run_spec = spec.RunSpec.from_arguments(args)
+    out = check_writable_file(record_path(args.out, run_spec.key.run_id), "run record --out")
     if args.trace is not None:
         check_writable_file(args.trace, "profiler trace --trace")
-    run(spec.RunSpec.from_arguments(args), args.dataset_dir, args.out, trace_path=args.trace)
+    run(run_spec, args.dataset_dir, out, trace_path=args.trace)
+
+
+def record_path(out: str, run_id: str) -> Path:
+    """Where ``zerognn run --out OUT`` writes: ``OUT/<run_id>.json`` for a directory (one that exists, or
+    a path ending in '/'), else OUT itself, which must then be named ``<run_id>.json``: the summary and the
+    pipeline read a record by that name, and refuse one named otherwise."""
+    path = Path(out)
+    if out.endswith(("/", os.sep)) or path.is_dir():
+        return path / f"{run_id}.json"
+    if path.name != f"{run_id}.json":
+        raise ZeroGNNError(f"run record --out {out}: a record's file is named after its run; give "
+                           f"--out {path.parent / f'{run_id}.json'} or the directory --out {path.parent}/")
+    return path
 
 
 def _cmd_summarize(args: argparse.Namespace) -> None:
@@ -214,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--threads", type=POSITIVE_INT, default=None,
                    help="CPU threads for PyTorch (default: PyTorch's choice)")
     r.add_argument("--trace", default=None, help="also keep the profiler trace here (.json.gz)")
-    r.add_argument("--out", required=True, help="run record path (JSON, written atomically)")
+    r.add_argument("--out", required=True, metavar="PATH",
+                   help="where the run record goes: a directory (the file is <run id>.json in it) or that file's "
+                        "path (JSON, written atomically)")
     r.set_defaults(func=_cmd_run)
 
     s = sub.add_parser("summarize", help="write the summary table (one row per run record)")

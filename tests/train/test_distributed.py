@@ -20,14 +20,15 @@ ARGS = ["--dataset", "tiny", "--model", "sage", "--fanouts", "5,3", "--hidden", 
 def test_gloo_ranks_equal_one_process_with_the_global_batch(tiny_dataset_dir, tmp_path, ranks):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     batch = 128 // ranks
-    many = tmp_path / "many.json"
+    many = tmp_path / "many"
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(ranks), "-m", "zerognn",
          "run", *ARGS, "--variant", "torch-eager", "--dataset-dir", str(tiny_dataset_dir), "--batch-size", str(batch),
-         "--gpus", str(ranks), "--out", str(many)],
+         "--gpus", str(ranks), "--out", f"{many}/"],
         env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    record = json.loads(many.read_text())
+    (written,) = many.glob("*.json")  # named by its run id
+    record = json.loads(written.read_text())
     assert record["config"]["gpus"] == ranks and record["run_id"].endswith(f"__b{batch}__f5-3__g{ranks}")
     assert record["metrics"]["seeds_per_s"] == pytest.approx(128 * 1000 / record["metrics"]["step_ms_median"])
 
@@ -57,15 +58,16 @@ def test_two_gpu_ranks_are_deterministic_and_equal_one_gpu_with_the_global_batch
         pytest.skip("needs two CUDA GPUs")
     records = []
     for attempt in range(2):
-        out = tmp_path / f"two{attempt}.json"
+        out = tmp_path / f"two{attempt}"
         args = [a if a != "cpu" else "cuda" for a in ARGS] + ["--variant", variant]
         result = subprocess.run(
             [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "zerognn",
              "run", *args, "--dataset-dir", str(tiny_dataset_dir), "--batch-size", "64", "--gpus", "2",
-             "--out", str(out)],
+             "--out", f"{out}/"],
             capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout + result.stderr
-        records.append(json.loads(out.read_text()))
+        (written,) = out.glob("*.json")
+        records.append(json.loads(written.read_text()))
     single = RunSpec(dataset="tiny", model="sage", variant=variant, batch_size=128, fanouts=[5, 3], hidden=32,
                      warmup_steps=3, measure_steps=3, profile_steps=0, eval_nodes=0, device="cuda")
     reference = run(single, tiny_dataset_dir, tmp_path / "one.json", progress=lambda m: None)

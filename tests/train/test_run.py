@@ -112,6 +112,9 @@ def test_cli_reports_errors_in_one_line(tiny_dataset_dir, tmp_path, capsys):
     assert "not a dataset directory" in capsys.readouterr().err
 
 
+RUN_ID = "tiny__sage__torch-eager__b1024__f15-10-5__g1"  # the defaults' run on tiny
+
+
 @pytest.mark.parametrize("args, message", [
     (["--fanouts", "15,-1"], "fanouts '15,-1' must be positive integers"),
     (["--fanouts", "15,,5"], "fanouts '15,,5' must be positive integers"),
@@ -124,21 +127,31 @@ def test_cli_reports_errors_in_one_line(tiny_dataset_dir, tmp_path, capsys):
     (["--threads", "0"], "argument --threads: must be a positive integer"),
     (["--gpus", "x"], "argument --gpus: must be a positive integer"),
     (["--variant", "nope"], "unknown variant 'nope'"),
-    (["--out", "{tmp}"], "is a directory; give a file path"),
-    (["--out", "{tmp}/a_file/r.json"], "a_file is a file, not a directory"),
+    (["--out", "{tmp}/r.json"], "a record's file is named after its run; give --out {tmp}/" + RUN_ID + ".json"),
+    (["--out", "{tmp}/a_file/"], "a_file is a file, not a directory"),
     (["--trace", "{tmp}"], "profiler trace --trace"),
     (["--dataset-dir", "{tmp}/missing"], "is not a dataset directory"),
 ])
 def test_bad_run_arguments_stop_before_any_work_with_one_line(tiny_dataset_dir, tmp_path, capsys, args, message):
     (tmp_path / "a_file").write_text("x")
     base = {"--dataset": "tiny", "--dataset-dir": str(tiny_dataset_dir), "--device": "cpu",
-            "--out": str(tmp_path / "r.json")}
+            "--out": f"{tmp_path}/"}
     given = dict(zip(args[::2], [a.format(tmp=tmp_path) for a in args[1::2]]))
     argv = ["run", *[x for k, v in (base | given).items() for x in (k, v)]]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1, err
-    assert not (tmp_path / "r.json").exists()
+    assert message.format(tmp=tmp_path) in err and err.count("\n") == 1, err
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_a_run_writes_its_record_by_its_run_id_into_a_directory(tiny_dataset_dir, tmp_path):
+    argv = ["run", "--dataset", "tiny", "--dataset-dir", str(tiny_dataset_dir), "--device", "cpu", "--batch-size",
+            "64", "--fanouts", "5,3", "--warmup-steps", "1", "--measure-steps", "2", "--profile-steps", "0",
+            "--eval-nodes", "0"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0  # an existing directory
+    assert main([*argv, "--out", f"{tmp_path}/new/"]) == 0  # a new one, named by its trailing '/'
+    small = RUN_ID.replace("__b1024__f15-10-5", "__b64__f5-3")
+    assert (tmp_path / f"{small}.json").is_file() and (tmp_path / "new" / f"{small}.json").is_file()
 
 
 def test_cli_lists_variants(capsys):
