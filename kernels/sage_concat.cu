@@ -70,6 +70,7 @@ extern "C" __global__ void sage_concat_backward_transposed(
     ZG_GRID_STRIDE(i, (i64)num_src * width) {
         const i64 s = i / width, c = i - s * width;
         const float self = s < live ? grad_out[s * 2 * width + width + c] : 0.f;
-        grad_x[i] = zg_transposed_sum(self, grad_out, 2 * width, counts, 0, fanout, order, ends[s] - degree[s], ends[s], c);
+        grad_x[i] = zg_transposed_sum(self, grad_out, 2 * width, counts, 0, fanout, order, ends[s] - degree[s],
+                                      ends[s], c);
     }
 }

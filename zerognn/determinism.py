@@ -2,9 +2,10 @@
 
 Inside ``deterministic(True)``, everything traced or captured picks its fixed-order form: the aggregation
 backwards pull through each block's transpose instead of scattering with float ``atomicAdd``
-(``zerognn.cuda.aggregate``), the dense layers' reductions over rows run in fixed row chunks whatever the
-row count (``zerognn.models.dense``), and PyTorch's own ops follow ``torch.use_deterministic_algorithms``
-(the torch-ops variants' scatters). Outside it, the atomic forms run. Like PyTorch's switch it is
+(``zerognn.cuda.aggregate``), the dense layers run GEMMs whose every sum has a fixed order whatever the
+row count (``zerognn.models.dense``, ``zerognn.cuda.dense_gemm``), and PyTorch's own ops follow
+``torch.use_deterministic_algorithms`` (the torch-ops variants' scatters). Outside it, the atomic forms
+and cuBLAS run. docs/determinism.md says why each is needed and what it costs. Like PyTorch's switch it is
 process-wide, so autograd's worker threads see the same setting as the thread that built the graph.
 """
 
