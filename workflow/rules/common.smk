@@ -18,7 +18,7 @@ from zerognn.records.ids import RUN_ID_WILDCARD, RunKey
 from zerognn.variants import module_file
 from zerognn.workflow.config_types import coerce, schema_problem
 from zerognn.workflow.launcher import job_resources, run_launcher
-from zerognn.workflow.plan import plan, run_spec
+from zerognn.workflow.plan import LIST_AXES, plan, run_spec
 
 
 def _config_error(problem):
@@ -59,8 +59,8 @@ for _line in PLAN.left_out:
     logger.warning(f"zerognn: {_line}")
 RUN_RECORDS = [f"{RESULTS}/runs/{key.run_id}.json" for key in PLAN.keys] + config["extra_run_records"]
 logger.info(f"zerognn: target {TARGET}: planned {len(PLAN.keys)} runs: datasets {PLAN.datasets}, variants "
-            f"{PLAN.variants}, models {config['models']}, batch sizes {config['batch_sizes']}, gpus {config['gpus']}, "
-            f"host load {config['host_load']}")
+            f"{PLAN.variants}, models {config['models']}, batch sizes {config['batch_sizes']}, "
+            + ", ".join(f"{field.replace('_', ' ')} {config[key]}" for field, key in LIST_AXES.items()))
 
 
 def run_key(wildcards):
