@@ -28,6 +28,8 @@ def test_losses_match_torch_eager_over_50_steps(tiny_dataset_dir, model_name):
     _, eager, _ = run_steps(ds, "torch-eager", model_name, 50)
     _, mediated, _ = run_steps(ds, "host-mediated", model_name, 50)
     # Not bit for bit: torch-eager aggregates with PyTorch's scatters, whose order of float sums is not
-    # that of the kernels' slot order, so the losses may differ in their last bits and drift a little.
+    # that of the kernels' slot order, so the losses may differ in their last bits. Measured on one H200
+    # (tiny datasets of seeds 0-2, all three models, both modes): at most 1.9e-7 relative over 50 steps,
+    # about two float32 ulps; the bound leaves a tenfold margin and still catches any real divergence.
     rel = ((mediated - eager).abs() / eager.abs()).max()
-    assert rel < 1e-4, (rel, eager[:5], mediated[:5])
+    assert rel < 2e-6, (rel, eager[:5], mediated[:5])
