@@ -52,9 +52,13 @@ def _cmd_dataset_info(args: argparse.Namespace) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
-    import torch
+    from .measure.phases import PhaseClock
 
-    from .train import run
+    clock = PhaseClock()  # its "start": the interpreter and the command line's imports
+    with clock.phase("import torch"):
+        import torch
+
+        from .train import run
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -63,7 +67,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
     out = check_writable_file(record_path(args.out, run_spec.key.run_id), "run record --out")
     if args.trace is not None:
         check_writable_file(args.trace, "profiler trace --trace")
-    run(run_spec, args.dataset_dir, out, trace_path=args.trace)
+    run(run_spec, args.dataset_dir, out, trace_path=args.trace, clock=clock)
 
 
 def record_path(out: str, run_id: str) -> Path:

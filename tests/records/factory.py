@@ -42,17 +42,19 @@ def make_record(
     epoch_s_measured: float | None = None,
     epoch_first_step: int | None = None,
     host_load: int = 0,
+    trial: int = 1,
+    phase_s: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
     return {
-        "schema_version": 5,
-        "run_id": RunKey(dataset, model, variant, batch_size, fanouts, gpus, host_load).run_id,
+        "schema_version": 6,
+        "run_id": RunKey(dataset, model, variant, batch_size, fanouts, gpus, host_load, trial=trial).run_id,
         "config": {
             "dataset": dataset, "model": model, "variant": variant, "batch_size": batch_size,
             "fanouts": list(fanouts), "hidden": 64, "lr": 0.01, "seed": 0, "warmup_steps": 2,
             "measure_steps": len(step_ms), "profile_steps": 0, "gpus": gpus, "device": device,
-            "dtype": "float32", "host_load": host_load,
+            "dtype": "float32", "host_load": host_load, "trial": trial,
         },
         "dataset": {"name": dataset, "source": "rmat", "num_nodes": 1000, "num_edges": 8000,
                     "num_features": 16, "num_classes": 4, "scale": None},
@@ -69,6 +71,7 @@ def make_record(
             "step_over_floor": None if floor_ms is None else median / floor_ms, "floor_gflop": 1.0,
             "floor_gbytes": 0.1, "gpu_ms_by_class": gpu_ms_by_class or {},
             "epoch_s_measured": epoch_s_measured, "epoch_first_step": epoch_first_step,
+            "phase_s": phase_s or {},
         },
         "losses": [1.5, 1.2, 1.0, 0.9, 0.8, 0.7, 0.6] if losses is None else losses,
         "accuracy": {"val": 0.5, "test": 0.45, "eval_nodes": 100},

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from zerognn.errors import ZeroGNNError
-from zerognn.records.ids import COMPARISON_FIELDS, KEY_FIELDS, RUN_ID_WILDCARD, RunKey
+from zerognn.records.ids import COMPARISON_FIELDS, CONFIGURATION_FIELDS, KEY_FIELDS, RUN_ID_WILDCARD, RunKey
 
 
 def test_run_id_rule():
@@ -21,6 +21,7 @@ def test_run_id_rule():
     RunKey("products-like", "sage", "zerognn", 1024, (15, 10, 5)),
     RunKey("ogbn-arxiv", "gcn", "my_baseline+v2", 7, (1,), 16, 3),
     RunKey("a.b", "x", "y-z", 1, (2, 2, 2, 2), 1, 0),
+    RunKey("tiny", "sage", "zerognn", 64, (5, 3), host_load=2, deterministic=True, trial=10),
 ])
 def test_a_run_id_parses_back_to_its_key(key):
     assert RunKey.parse(key.run_id) == key
@@ -50,7 +51,17 @@ def test_a_key_from_a_record_config_or_a_summary_row():
     assert RunKey.of(row).run_id == "tiny__sage__v__b8__f5-3__g1__h4"
 
 
-def test_runs_compare_on_every_key_field_but_the_variant():
-    assert set(KEY_FIELDS) - set(COMPARISON_FIELDS) == {"variant"}
+def test_runs_compare_on_every_key_field_but_the_variant_and_the_trial():
+    assert set(KEY_FIELDS) - set(CONFIGURATION_FIELDS) == {"trial"}
+    assert set(KEY_FIELDS) - set(COMPARISON_FIELDS) == {"variant", "trial"}
     one, other = RunKey("tiny", "sage", "a", 8, (5,)), RunKey("tiny", "sage", "b", 8, (5,))
     assert one.comparison() == other.comparison() != RunKey("tiny", "sage", "a", 8, (5,), host_load=1).comparison()
+
+
+def test_trials_of_a_configuration_share_its_id_but_for_the_suffix_of_trial_k_above_1():
+    first = RunKey("tiny", "sage", "zerognn", 64, (5, 3))
+    tenth = RunKey("tiny", "sage", "zerognn", 64, (5, 3), trial=10)
+    assert first.run_id == "tiny__sage__zerognn__b64__f5-3__g1" and tenth.run_id == first.run_id + "__t10"
+    assert tenth.configuration() == first and tenth.comparison() == first.comparison()
+    with pytest.raises(ZeroGNNError, match="trial must be a positive integer, got 0"):
+        RunKey("tiny", "sage", "zerognn", 64, (5, 3), trial=0)

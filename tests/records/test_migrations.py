@@ -21,6 +21,7 @@ ADDED = {
     3: FIELDS_NEW_IN_V3,
     4: ("gpu_ms_by_class",),
     5: FIELDS_NEW_IN_V5,
+    6: ("phase_s",),
 }
 
 
@@ -34,14 +35,14 @@ def older(record, version):
 
 
 def test_the_chain_has_one_step_per_schema_each_adding_that_schemas_fields():
-    assert sorted(MIGRATIONS) == [1, 2, 3, 4] and READABLE_VERSIONS == (1, 2, 3, 4, 5)
+    assert sorted(MIGRATIONS) == [1, 2, 3, 4, 5] and READABLE_VERSIONS == (1, 2, 3, 4, 5, 6)
     for version, step in MIGRATIONS.items():
         out = step.apply(older(make_record(), version))
         assert out["schema_version"] == version + 1
         assert out["metrics"].keys() == older(make_record(), version + 1)["metrics"].keys()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
 def test_an_upgrade_changes_nothing_it_was_given(version, tmp_path):
     record = older(make_record(), version)
     before = copy.deepcopy(record)
@@ -91,8 +92,8 @@ def test_a_schema_1_cpu_record_with_an_execution_fraction_is_invalid_even_withou
 
 
 def test_upgrade_record_refuses_a_schema_it_does_not_read():
-    with pytest.raises(ZeroGNNError, match="field 'schema_version' is 6, this version reads 1, 2, 3, 4, 5"):
-        upgrade_record(make_record() | {"schema_version": 6})
+    with pytest.raises(ZeroGNNError, match="field 'schema_version' is 7, this version reads 1, 2, 3, 4, 5, 6"):
+        upgrade_record(make_record() | {"schema_version": 7})
 
 
 def test_every_committed_reference_record_reads_and_says_what_it_was_upgraded_from():

@@ -35,22 +35,46 @@ def test_run_writes_a_complete_record(tiny_dataset_dir, tmp_path):
     assert not list(out.parent.glob(".*tmp*"))  # nothing half-written left behind
 
 
-def test_a_whole_epoch_is_trained_and_timed_after_the_measured_steps(tiny_dataset_dir, tmp_path):
+def test_a_whole_epoch_is_trained_and_timed_after_the_measured_steps_and_before_the_profiler(tiny_dataset_dir,
+                                                                                             tmp_path):
     messages = []
-    # tiny: 1200 train nodes, 12 steps an epoch at B=100; 2 + 4 + 1 + 2 = 9 steps before the epoch.
+    # tiny: 1200 train nodes, 12 steps an epoch at B=100; 2 + 4 timed, 6..11 untimed, the epoch 12..23, then
+    # the profiler's lead-in and 2 profiled steps: nothing timed follows a profiler session.
     spec = small_spec(whole_epoch=True, batch_size=100)
     record = run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=messages.append)
     m = record["metrics"]
-    assert m["steps_per_epoch"] == 12 and m["epoch_first_step"] == 12
+    assert m["steps_per_epoch"] == 12 and m["epoch_first_step"] == 12 and spec.profile_first_step(12) == 24
     assert m["epoch_s_measured"] > 0 and record["config"]["whole_epoch"] is True
-    assert len(record["losses"]) == spec.steps_run(12) == 24 and all(v > 0 for v in record["losses"])
-    assert any("steps 9..11 up to the epoch boundary" in msg for msg in messages)
-    assert any("whole epoch of 12 steps" in msg for msg in messages)
-    # The same updates as a run that trains those 24 steps with more warm-up: the phase only adds steps.
-    plain = run(small_spec(warmup_steps=17, measure_steps=4, profile_steps=2, batch_size=100), tiny_dataset_dir,
+    assert len(record["losses"]) == spec.steps_run(12) == 27 and all(v > 0 for v in record["losses"])
+    said = [i for i, msg in enumerate(messages) for text in ("steps 6..11 up to the epoch boundary",
+                                                             "whole epoch of 12 steps", "profiling 2 steps")
+            if text in msg]
+    assert len(said) == 3 and said == sorted(said), messages
+    # The same updates as a run that trains those 27 steps with more warm-up: the phase only adds steps.
+    plain = run(small_spec(warmup_steps=20, measure_steps=4, profile_steps=2, batch_size=100), tiny_dataset_dir,
                 tmp_path / "p.json", progress=lambda m: None)
     assert plain["losses"] == record["losses"]
     assert plain["metrics"]["epoch_s_measured"] is None and plain["metrics"]["epoch_first_step"] is None
+
+
+def test_a_records_phases_run_in_order_and_add_up_to_its_wall_time(tiny_dataset_dir, tmp_path):
+    import time
+    from datetime import datetime, timedelta
+
+    from zerognn.measure.phases import PhaseClock
+
+    clock = PhaseClock()
+    begin = time.perf_counter()
+    record = run(small_spec(whole_epoch=True, batch_size=100), tiny_dataset_dir, tmp_path / "r.json",
+                 progress=lambda m: None, clock=clock)
+    wall = time.perf_counter() - begin
+    phases = record["metrics"]["phase_s"]
+    assert list(phases) == ["start", "dataset load", "setup", "warm-up", "timed steps", "whole epoch",
+                            "profiled steps", "untraced replay", "floor sizes", "evaluation", "environment", "total"]
+    inside = sum(v for k, v in phases.items() if k not in ("start", "total"))
+    assert 0 < inside <= wall + 0.01 and phases["total"] >= phases["start"] + inside - 0.01
+    started, ended = (datetime.fromisoformat(record["environment"][k]) for k in ("started_at", "utc_time"))
+    assert started <= ended + timedelta(seconds=1)  # utc_time is to the second
 
 
 def test_a_run_under_host_load_says_so_in_its_id_and_record(tiny_dataset_dir, tmp_path, monkeypatch):
@@ -71,7 +95,8 @@ def test_a_run_under_host_load_says_so_in_its_id_and_record(tiny_dataset_dir, tm
     record = run(small_spec(host_load=2), tiny_dataset_dir, tmp_path / "r.json", progress=messages.append)
     assert record["run_id"] == "tiny__sage__torch-eager__b128__f5-3__g1__h2" and record["config"]["host_load"] == 2
     assert record["environment"]["cpu_affinity"] >= 1
-    assert len(started) == 2 and not any(process_alive(p.pid) for p in started)
+    # two for the timed steps, two more for the profiled ones (a whole epoch may run between, without load)
+    assert len(started) == 4 and not any(process_alive(p.pid) for p in started)
     assert any("2 CPU-bound processes" in m for m in messages)
 
 

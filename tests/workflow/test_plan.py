@@ -25,7 +25,7 @@ def test_every_key_field_is_planned_by_name_or_from_a_list_in_the_config():
     spec_fields = {f.name: f for f in fields(RunSpec)}
     for name in LIST_AXES:
         assert spec_fields[name].metadata["axis"] and SCHEMA["properties"][LIST_AXES[name]]["type"] == "array"
-    assert set(KEY_FIELDS) - set(LIST_AXES) == {"dataset", "model", "variant", "batch_size", "fanouts"}
+    assert set(KEY_FIELDS) - set(LIST_AXES) == {"dataset", "model", "variant", "batch_size", "fanouts", "trial"}
 
 
 def test_the_plan_is_every_combination_of_the_axes_in_order():
@@ -50,3 +50,37 @@ def test_a_runs_spec_is_the_keys_fields_and_the_configs_run_parameters():
 def test_unknown_variants_are_refused_before_anything_runs():
     with pytest.raises(ZeroGNNError, match=r"config names unknown variants \['nope'\]"):
         plan(study(variants=["nope"]), "cpu")
+
+
+def test_trials_run_in_rounds_with_the_variant_order_rotating_and_each_run_after_the_one_before():
+    config = study(variants=["torch-eager", "host-mediated", "zerognn"], batch_sizes=[256], trials=4,
+                   datasets={"tiny": {}})
+    runs = plan(config, "gpu")
+    order = [(k.variant, k.trial) for k in runs.keys]
+    assert order == [("torch-eager", 1), ("host-mediated", 1), ("zerognn", 1),
+                     ("host-mediated", 2), ("zerognn", 2), ("torch-eager", 2),
+                     ("zerognn", 3), ("torch-eager", 3), ("host-mediated", 3),
+                     ("torch-eager", 4), ("host-mediated", 4), ("zerognn", 4)]
+    ids = [k.run_id for k in runs.keys]
+    assert runs.previous == dict(zip(ids[1:], ids[:-1])) and ids[0] not in runs.previous
+    assert ids[3].endswith("__host-mediated__b256__f15-10-5__g1__t2")
+
+
+def test_groups_are_chained_apart_and_one_trial_chains_nothing():
+    config = study(variants=["torch-eager", "zerognn"], batch_sizes=[256, 1024], trials=2, datasets={"tiny": {}})
+    runs = plan(config, "gpu")
+    for later, earlier in runs.previous.items():
+        assert RunKey.parse(later).comparison() == RunKey.parse(earlier).comparison()
+    assert len(runs.previous) == len(runs.keys) - 2  # one chain per batch size
+    assert plan(study(), "cpu").previous == {}
+
+
+def test_only_the_first_trial_is_profiled_and_evaluated_and_every_trial_is_timed_alike():
+    config = study(trials=3)
+    first, third = (run_spec(config, "cpu", RunKey("tiny", "sage", "torch-eager", 256, (15, 10, 5), trial=t), {})
+                    for t in (1, 3))
+    assert first.profile_steps == config["profile_steps"] and first.eval_nodes == config["eval_nodes"]
+    assert third.profile_steps == 0 and third.eval_nodes == 0 and third.trial == 3
+    timed = ("warmup_steps", "measure_steps", "whole_epoch", "seed", "batch_size")
+    assert [getattr(first, f) for f in timed] == [getattr(third, f) for f in timed]
+    assert "--trial" in third.arguments() and third.key.run_id.endswith("__t3")

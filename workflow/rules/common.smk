@@ -60,7 +60,8 @@ for _line in PLAN.left_out:
 RUN_RECORDS = [f"{RESULTS}/runs/{key.run_id}.json" for key in PLAN.keys] + config["extra_run_records"]
 logger.info(f"zerognn: target {TARGET}: planned {len(PLAN.keys)} runs: datasets {PLAN.datasets}, variants "
             f"{PLAN.variants}, models {config['models']}, batch sizes {config['batch_sizes']}, "
-            + ", ".join(f"{field.replace('_', ' ')} {config[key]}" for field, key in LIST_AXES.items()))
+            + ", ".join(f"{field.replace('_', ' ')} {config[key]}" for field, key in LIST_AXES.items())
+            + f", trials {config['trials']}")
 
 
 def run_key(wildcards):
@@ -71,6 +72,11 @@ def run_arguments(wildcards):
     """The run's `zerognn run` options: its one RunSpec, from the config and the key in its id."""
     spec = run_spec(config, TARGET, run_key(wildcards), PLAN.variant_modules)
     return " ".join(shlex.quote(arg) for arg in spec.arguments())
+
+
+def previous_run(wildcards):
+    earlier = PLAN.previous.get(wildcards.run_id)
+    return [] if earlier is None else [ancient(f"{RESULTS}/runs/{earlier}.json")]
 
 
 def variant_module_source(wildcards):

@@ -1,5 +1,5 @@
 # One measured training run per planned run id (zerognn/records/ids.py: dataset, model, variant, batch
-# size, fanouts, GPU count, host load). A run takes every core, so locally nothing else (another run, a
+# size, fanouts, GPU count, host load, mode, trial). A run takes every core, so locally nothing else (another run, a
 # dataset build) runs beside it while it is timed.
 
 
@@ -9,6 +9,9 @@ rule run:
         kernels=f"{RESULTS}/kernels.json",
         # an out-of-package variant's runs are re-run when its module changes; no other run reads it
         variant_module=variant_module_source,
+        # with trials: the run just before this one in its group's rounds (zerognn/workflow/plan.py), so
+        # they run in that order; ancient: a re-run of it does not make this run out of date
+        previous=previous_run,
     output:
         f"{RESULTS}/runs/{{run_id}}.json",
     log:

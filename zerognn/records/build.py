@@ -34,14 +34,15 @@ class Measurements:
 
 def build_record(spec: RunSpec, device_type: str, dataset: dict[str, Any], measured: Measurements,
                  losses: list[float | None], accuracy: dict[str, Any], variant_info: dict[str, Any],
-                 environment: dict[str, Any]) -> dict[str, Any]:
-    """The record of run ``spec`` (its device resolved to ``device_type``), in the schema's field order."""
+                 environment: dict[str, Any], phase_s: dict[str, float] | None = None) -> dict[str, Any]:
+    """The record of run ``spec`` (its device resolved to ``device_type``), in the schema's field order;
+    ``phase_s``: the run's wall seconds by phase (``zerognn.measure.phases``)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": spec.key.run_id,
         "config": spec.to_dict() | {"device": device_type},
         "dataset": dataset,
-        "metrics": metrics(spec, measured, environment.get("gpu_name")),
+        "metrics": metrics(spec, measured, environment.get("gpu_name")) | {"phase_s": phase_s or {}},
         "losses": losses,
         "accuracy": accuracy,
         "variant_info": variant_info,

@@ -5,13 +5,17 @@
 from it); ``COMPARISON_FIELDS`` are the key's fields that runs must share to be compared side by side
 (the summary's speedup groups, the figures' panels). An axis that names runs joins the key here: a
 field, and where it may be left at a default, a suffix letter in ``SUFFIXES``.
+
+``trial`` numbers the fresh processes that repeat one configuration (every other key field): the unit of
+replication. Trial 1 carries no suffix, so a single-run study's records are the first trials of a longer
+one; ``configuration()`` is a key's configuration, whose id (trial 1's) names the summary's row.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..errors import ZeroGNNError
@@ -20,7 +24,7 @@ from ..errors import ZeroGNNError
 NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
 SEPARATOR = "__"
 # Optional fields, written as __<letter><value> after the required parts when not at their default.
-SUFFIXES = {"host_load": "h", "deterministic": "d"}
+SUFFIXES = {"host_load": "h", "deterministic": "d", "trial": "t"}
 
 
 def fanouts_label(fanouts: Sequence[int]) -> str:
@@ -38,6 +42,7 @@ class RunKey:
     gpus: int = 1
     host_load: int = 0
     deterministic: bool = False
+    trial: int = 1
 
     def __post_init__(self) -> None:
         for name in ("dataset", "model", "variant"):
@@ -49,8 +54,10 @@ class RunKey:
         if isinstance(fanouts, str):
             fanouts = fanouts.split("-")
         object.__setattr__(self, "fanouts", tuple(int(f) for f in fanouts))
-        for name in ("batch_size", "gpus", "host_load"):
+        for name in ("batch_size", "gpus", "host_load", "trial"):
             object.__setattr__(self, name, int(getattr(self, name)))
+        if self.trial < 1:
+            raise ZeroGNNError(f"trial must be a positive integer, got {self.trial}")
         flag = self.deterministic
         if isinstance(flag, str) or (isinstance(flag, int) and not isinstance(flag, bool)):
             flag = {"0": False, "1": True}.get(str(flag), flag)  # as a run id writes it
@@ -61,7 +68,7 @@ class RunKey:
     @property
     def run_id(self) -> str:
         """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``, then ``__h<n>`` for a run measured
-        beside ``n`` CPU-bound processes and ``__d1`` for one in deterministic mode."""
+        beside ``n`` CPU-bound processes, ``__d1`` for one in deterministic mode and ``__t<k>`` for trial k > 1."""
         parts = [self.dataset, self.model, self.variant, f"b{self.batch_size}", f"f{fanouts_label(self.fanouts)}",
                  f"g{self.gpus}"]
         parts += [f"{letter}{int(getattr(self, name))}" for name, letter in SUFFIXES.items()
@@ -74,8 +81,8 @@ class RunKey:
         match = _RUN_ID.fullmatch(run_id) if isinstance(run_id, str) else None
         key = None if match is None else cls(**{k: v for k, v in match.groupdict().items() if v is not None})
         if key is None or key.run_id != run_id:
-            raise ZeroGNNError(f"{run_id!r} is not a run id: expected "
-                               f"<dataset>__<model>__<variant>__b<batch>__f<fanouts>__g<gpus>[__h<host load>][__d1]")
+            raise ZeroGNNError(f"{run_id!r} is not a run id: expected <dataset>__<model>__<variant>__b<batch>"
+                               f"__f<fanouts>__g<gpus>[__h<host load>][__d1][__t<trial>]")
         return key
 
     @classmethod
@@ -84,6 +91,10 @@ class RunKey:
         that is absent or empty takes its default)."""
         present = {name: values[name] for name in KEY_FIELDS if name in values and values[name] is not None}
         return cls(**present)
+
+    def configuration(self) -> RunKey:
+        """The configuration this run is a trial of: the same key at trial 1."""
+        return replace(self, trial=1)
 
     def comparison(self) -> tuple[Any, ...]:
         """The values of ``COMPARISON_FIELDS``: equal for runs that do the same work."""
@@ -97,8 +108,10 @@ KEY_FIELDS = tuple(f.name for f in fields(RunKey))
 # name -> "str", "int", "bool" or "fanouts": how a summary (or a wildcard) holds the field
 KEY_TYPES = {f.name: "fanouts" if f.name == "fanouts" else str(f.type) for f in fields(RunKey)}
 _DEFAULTS = {f.name: f.default for f in fields(RunKey)}
-# Runs with equal values here do the same work (every key field but the variant): their step times compare.
-COMPARISON_FIELDS = tuple(name for name in KEY_FIELDS if name != "variant")
+# A configuration: what its trials repeat (every key field but the trial).
+CONFIGURATION_FIELDS = tuple(name for name in KEY_FIELDS if name != "trial")
+# Configurations with equal values here do the same work (every field but the variant): their step times compare.
+COMPARISON_FIELDS = tuple(name for name in CONFIGURATION_FIELDS if name != "variant")
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9.+-]|_(?!_))*"
 # A run id without anchors (also a Snakemake wildcard constraint).

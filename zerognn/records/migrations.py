@@ -1,4 +1,4 @@
-"""Reading records of older schemas: a chain of one-schema steps (1 -> 2 -> 3 -> 4 -> 5), run in memory before
+"""Reading records of older schemas: a chain of one-schema steps (1 -> 2 -> ... -> 6), run in memory before
 a record is checked, so that only the current schema is ever validated. No file on disk is changed.
 
 Each step first checks the few fields it reads (as the current schema has them), so a malformed old record
@@ -74,6 +74,11 @@ def v4_to_v5(record: Record) -> Record:
     return record | {"schema_version": 5, "metrics": record["metrics"] | dict.fromkeys(FIELDS_NEW_IN_V5)}
 
 
+def v5_to_v6(record: Record) -> Record:
+    """Schema 6 added the run's wall time by phase: empty (not kept)."""
+    return record | {"schema_version": 6, "metrics": record["metrics"] | {"phase_s": {}}}
+
+
 @dataclass(frozen=True)
 class Migration:
     reads: Draft202012Validator  # the fields ``apply`` reads, checked before it runs
@@ -87,6 +92,7 @@ MIGRATIONS = {
     2: Migration(_reads(metrics=()), v2_to_v3),
     3: Migration(_reads(metrics=()), v3_to_v4),
     4: Migration(_reads(metrics=()), v4_to_v5),
+    5: Migration(_reads(metrics=()), v5_to_v6),
 }
 READABLE_VERSIONS = (*MIGRATIONS, SCHEMA_VERSION)
 

@@ -108,6 +108,9 @@ class RunSpec:
     deterministic: bool = param(False, help="fixed-order kernels (aggregation backwards, dense GEMMs): every CUDA "
                                             "variant trains bit for bit alike, at a cost in step time",
                                 schema={"type": "boolean"}, record="optional", config="deterministic", axis=True)
+    trial: int = param(1, help="which fresh process of this configuration this run is: the unit of replication "
+                               "(a trial k > 1 has the run id suffix __t<k>)", schema=POSITIVE_INT,
+                       record="optional", config="trials")
     variant_modules: list[str] = param([], help="out-of-package variant: a .py file or module (repeatable)",
                                        schema={"type": "array", "items": {"type": "string"}}, record="absent",
                                        config="variant_modules", axis=True, flag="--variant-module")
@@ -128,21 +131,26 @@ class RunSpec:
         return RunKey.of(asdict(self))
 
     @property
-    def total_steps(self) -> int:
-        """Steps before the whole epoch (if any): warm-up, timed, profiler lead-in and profiled."""
+    def timed_steps_end(self) -> int:
+        """The global step after the timed ones (warm-up, then timed steps)."""
+        return self.warmup_steps + self.measure_steps
+
+    def whole_epoch_first_step(self, steps_per_epoch: int) -> int | None:
+        """The global step the timed whole epoch starts at: the first epoch boundary after the timed steps."""
+        return -(-self.timed_steps_end // steps_per_epoch) * steps_per_epoch if self.whole_epoch else None
+
+    def profile_first_step(self, steps_per_epoch: int) -> int:
+        """The global step the profiler's lead-in starts at: after the timed steps and the whole epoch, so
+        that no timed step or epoch ever follows a profiler session."""
+        first = self.whole_epoch_first_step(steps_per_epoch)
+        return self.timed_steps_end if first is None else first + steps_per_epoch
+
+    def steps_run(self, steps_per_epoch: int) -> int:
+        """Every step the run trains: warm-up, timed, the whole epoch and the steps up to it, profiled."""
         from ..measure.trace import PROFILER_LEAD_IN_STEPS  # torch: imported only where a run is planned
 
         lead_in = PROFILER_LEAD_IN_STEPS if self.profile_steps else 0
-        return self.warmup_steps + self.measure_steps + lead_in + self.profile_steps
-
-    def whole_epoch_first_step(self, steps_per_epoch: int) -> int | None:
-        """The global step the timed whole epoch starts at: the first epoch boundary after ``total_steps``."""
-        return -(-self.total_steps // steps_per_epoch) * steps_per_epoch if self.whole_epoch else None
-
-    def steps_run(self, steps_per_epoch: int) -> int:
-        """Every step the run trains, the whole epoch and the steps up to its start included."""
-        first = self.whole_epoch_first_step(steps_per_epoch)
-        return self.total_steps if first is None else first + steps_per_epoch
+        return self.profile_first_step(steps_per_epoch) + lead_in + self.profile_steps
 
     def to_dict(self) -> dict[str, Any]:
         """The fields a record's ``config`` holds."""

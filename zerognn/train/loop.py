@@ -7,13 +7,17 @@ handed to the variant as a block (``Variant.run_steps``):
 2. ``measure_steps`` steps timed one by one (``zerognn.measure.timing``), with the device's peak memory
    measured over exactly these steps (``zerognn.measure.memory``: a re-capture inside them is included,
    and no variant can reset the measurement);
-3. one lead-in step, then ``profile_steps`` steps under torch.profiler (``zerognn.measure.trace``), from
-   whose trace come the GPU's busy time per step, host syncs and launches per step and the per-phase
-   breakdown (kept apart from 2 so the profiler's overhead never reaches the step times). The execution
-   fraction sets the busy time against 2's median step (``zerognn.measure.execution``);
-4. with ``whole_epoch``: untimed steps up to the next epoch boundary, then that whole epoch — every
+3. with ``whole_epoch``: untimed steps up to the next epoch boundary, then that whole epoch — every
    training batch — timed as one wall-clock interval from an idle GPU to the last update done
-   (``epoch_s_measured``, beside ``epoch_s`` extrapolated from the median step).
+   (``epoch_s_measured``, beside ``epoch_s`` extrapolated from the median step);
+4. last, one lead-in step, then ``profile_steps`` steps under torch.profiler (``zerognn.measure.trace``),
+   from whose trace come the GPU's busy time per step, host syncs and launches per step and the per-phase
+   breakdown. Nothing timed follows it: a profiler session may leave the process slower (CUPTI stays
+   attached), which would tax a many-launch step more than a one-launch one. The execution fraction sets
+   the busy time against 2's median step (``zerognn.measure.execution``).
+
+The run's wall time from process start to its record is kept by phase (``zerognn.measure.phases``,
+the record's ``phase_s``).
 
 With ``deterministic`` the whole run, evaluation included, uses the fixed-order kernels
 (``zerognn.determinism``). CUDA Graph captures are counted over the whole run for every variant alike,
@@ -27,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
@@ -40,6 +45,7 @@ from ..measure.environment import collect_environment
 from ..measure.floor import SIZE_SAMPLES, step_sizes, step_work
 from ..measure.host_load import host_load
 from ..measure.memory import PeakMemory
+from ..measure.phases import PhaseClock
 from ..measure.timing import synchronize, time_block_s, time_steps
 from ..measure.trace import profile_steps
 from ..measure.untraced import untraced_ms
@@ -59,12 +65,15 @@ def _stderr(message: str) -> None:
 
 
 def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: Progress = _stderr,
-        trace_path: str | Path | None = None) -> dict:
+        trace_path: str | Path | None = None, clock: PhaseClock | None = None) -> dict:
     """Run one configuration and write its record to ``out_path`` (atomically). Returns the record.
 
     With ``spec.gpus`` > 1 this is one rank of a torchrun-started data-parallel run: every rank trains,
-    rank 0 measures and writes the record.
+    rank 0 measures and writes the record. ``clock`` holds the phases timed before the call (the command
+    line's imports); without one, ``start`` is the process's time before the call.
     """
+    clock = PhaseClock() if clock is None else clock
+    started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     variant_cls = get_variant(spec.variant, spec.variant_modules)
     device = resolve_device(spec.device)
     if variant_cls.requires_cuda and device.type != "cuda":
@@ -77,13 +86,14 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
         with exclusive_output(out_path) if world.is_main else contextlib.nullcontext():
             with deterministic(spec.deterministic):  # training and evaluation, every kernel of the run
                 return _run(spec, variant_cls, device, world, dataset_dir, out_path,
-                            progress if world.is_main else (lambda message: None), trace_path)
+                            progress if world.is_main else (lambda message: None), trace_path, clock, started_at)
     finally:
         shutdown(world)
 
 
 def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world: World, dataset_dir: str | Path,
-         out_path: str | Path, progress: Progress, trace_path: str | Path | None) -> dict:
+         out_path: str | Path, progress: Progress, trace_path: str | Path | None, clock: PhaseClock,
+         started_at: str) -> dict:
     run_id = spec.key.run_id
 
     def say(message: str) -> None:
@@ -91,24 +101,32 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
 
     if device.type == "cuda":
         device = torch.device("cuda", world.local_rank)
-    host_ds, ds = _load(spec, Path(dataset_dir), device, say)
+        with clock.phase("cuda init", device):
+            torch.empty(1, device=device)  # the context, on this rank's GPU
+    with clock.phase("dataset load", device):
+        host_ds, ds = _load(spec, Path(dataset_dir), device, say)
     ctx = build_context(spec, ds, device, world, memory=PeakMemory(device))
-    measured, variant_info = _train_and_measure(spec, variant_cls, ctx, host_ds, say, trace_path)
+    measured, variant_info = _train_and_measure(spec, variant_cls, ctx, host_ds, say, trace_path, clock)
     losses = mean_over_ranks(ctx.loss_log, world).tolist()
     if not all(v == v and abs(v) != float("inf") for v in losses):
         raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")
     if not world.is_main:
         barrier(world)  # rank 0 evaluates and writes the record
         return {}
-    accuracy = evaluate(ctx.model, ds, spec)
+    with clock.phase("evaluation", device):
+        accuracy = evaluate(ctx.model, ds, spec)
     say(f"final loss {sum(losses[-5:]) / len(losses[-5:]):.4f}, val acc {accuracy['val']}, test acc "
         f"{accuracy['test']}")
     dataset = dataset_fields(ds.name, host_ds.meta, ds.num_nodes, ds.graph.num_edges, ds.num_features,
                              ds.num_classes)
+    with clock.phase("environment"):
+        environment = collect_environment(device)
     record = build_record(spec, device.type, dataset, measured, losses, accuracy, variant_info,
-                          collect_environment(device))
+                          environment | {"started_at": started_at}, clock.record())
     write_record(out_path, record)
-    progress(f"[{run_id}] wrote {out_path}")
+    total = clock.elapsed_s()
+    progress(f"[{run_id}] wrote {out_path}" + ("" if total is None else f" ({total:.1f} s after the process "
+                                                                        f"started)"))
     barrier(world)
     return record
 
@@ -142,46 +160,53 @@ def _check_fits(spec: RunSpec, ds: Dataset) -> None:
 
 
 def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantContext, host_ds: Dataset,
-                       say: Progress, trace_path: str | Path | None) -> tuple[Measurements, dict]:
+                       say: Progress, trace_path: str | Path | None,
+                       clock: PhaseClock) -> tuple[Measurements, dict]:
     """Every phase of the run (the module doc), on one variant; its measurements and ``variant_info``."""
     device, memory = ctx.device, ctx.memory
     synchronize(device)
     resident = memory.allocated()
     with counting_cuda_graph_captures() if device.type == "cuda" else contextlib.nullcontext() as captures:
-        variant = variant_cls(ctx)
-        variant.setup()
-        say(f"warm-up: {spec.warmup_steps} steps")
-        variant.run_steps(0, spec.warmup_steps)
+        with clock.phase("setup", device):
+            variant = variant_cls(ctx)
+            variant.setup()
+        with clock.phase("warm-up", device):
+            say(f"warm-up: {spec.warmup_steps} steps")
+            variant.run_steps(0, spec.warmup_steps)
         if spec.host_load:
-            say(f"{spec.host_load} CPU-bound processes on this run's cores from here to the end of the profiled "
-                f"steps")
-        with host_load(spec.host_load):
+            say(f"{spec.host_load} CPU-bound processes on this run's cores during the timed and the profiled steps")
+        with host_load(spec.host_load), clock.phase("timed steps", device):
             say(f"measuring {spec.measure_steps} steps")
             memory.start_window()
             step_ms = time_steps(variant, spec.warmup_steps, spec.measure_steps, device, captures)
             peak = memory.peak_bytes()
             median, p10, p90 = percentiles(step_ms)
             say(f"step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
-            trace = None
-            if spec.profile_steps:
-                say(f"profiling {spec.profile_steps} steps")
-                trace = profile_steps(variant, spec.warmup_steps + spec.measure_steps, spec.profile_steps, device,
-                                      trace_path)
         epoch_first = spec.whole_epoch_first_step(ctx.steps_per_epoch)
-        epoch_s = None if epoch_first is None else _whole_epoch(spec, variant, epoch_first, ctx.steps_per_epoch,
-                                                                median, say)
-        variant.finish()
-        untraced = untraced_ms(variant.untraced_replay(), trace, device)
+        epoch_s = None
+        if epoch_first is not None:
+            with clock.phase("whole epoch", device):
+                epoch_s = _whole_epoch(spec, variant, epoch_first, ctx.steps_per_epoch, median, say)
+        trace = None
+        if spec.profile_steps:
+            with host_load(spec.host_load), clock.phase("profiled steps", device):
+                say(f"profiling {spec.profile_steps} steps")
+                trace = profile_steps(variant, spec.profile_first_step(ctx.steps_per_epoch), spec.profile_steps,
+                                      device, trace_path)
+        with clock.phase("untraced replay", device):
+            variant.finish()
+            untraced = untraced_ms(variant.untraced_replay(), trace, device)
+    with clock.phase("floor sizes"):
+        floor_work = _floor_work(spec, ctx, host_ds)
     return Measurements(
         ctx.steps_per_epoch, step_ms, trace, untraced, epoch_s, epoch_first,
-        None if peak is None else peak - resident, None if captures is None else captures.count,
-        _floor_work(spec, ctx, host_ds),
+        None if peak is None else peak - resident, None if captures is None else captures.count, floor_work,
     ), variant.info()
 
 
 def _whole_epoch(spec: RunSpec, variant: Variant, first: int, spe: int, median_ms: float, say: Progress) -> float:
     """Train the steps up to global step ``first`` untimed, then time the whole epoch from there (seconds)."""
-    start = spec.total_steps
+    start = spec.timed_steps_end
     if first > start:
         say(f"training steps {start}..{first - 1} up to the epoch boundary (not timed)")
     variant.run_steps(start, first - start)

@@ -2,7 +2,10 @@
 
 ``plan(config, target)`` reads a study config that has passed its schema (defaults filled in) and
 returns the planned run keys, with a line for each variant or dataset the target leaves out; the plan
-follows the config's target, never the machine that plans it. ``run_spec(config, target, key)`` is the
+follows the config's target, never the machine that plans it. With ``trials`` > 1 each configuration
+runs that many times, each a fresh process, in rounds (``trial_order``): every trial k of a comparison
+group runs before any trial k + 1 of it, the variants' order rotating by one place each round, and each
+run waits for the one before it (``Plan.previous``). ``run_spec(config, target, key)`` is the
 one ``RunSpec`` a planned run is started with: the key's fields, the config's run parameters (the
 RunSpec fields a config key of the same name sets) and what the target and the variant lists decide.
 Nothing here draws a figure or needs a GPU.
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..errors import ZeroGNNError
@@ -25,8 +28,12 @@ from .launcher import job_resources
 RUN_PARAMETERS = tuple(f.name for f in fields(RunSpec) if f.metadata["config"] == f.name and not f.metadata["axis"])
 # The key's fields planned from a plain list in the config (its RunSpec field's config key), one run per
 # value, after those planned here by name: an axis added to RunKey and RunSpec is planned with no change here.
-_BY_NAME = ("dataset", "model", "variant", "batch_size", "fanouts")
+_BY_NAME = ("dataset", "model", "variant", "batch_size", "fanouts", "trial")
 LIST_AXES = {f.name: f.metadata["config"] for f in fields(RunSpec) if f.name in KEY_FIELDS and f.name not in _BY_NAME}
+# The trial of each configuration that also runs the profiled window and the evaluation (both come after
+# everything timed, so the trials' timed windows are the same): what a trace shows varies little from
+# process to process, and the evaluation of a fixed seed not at all in deterministic mode.
+PROFILED_TRIAL = 1
 # The device a run starts on, by target: a GPU study on a machine without one fails with a clear error
 # instead of measuring the CPU.
 RUN_DEVICE = {"gpu": "cuda", "cpu": "cpu"}
@@ -39,6 +46,7 @@ class Plan:
     keys: list[RunKey]
     variant_modules: dict[str, str]  # an out-of-package variant -> the module spec that defines it
     left_out: list[str]  # one line per variant or dataset the plan leaves out, and why
+    previous: dict[str, str]  # run id -> the run id that runs just before it (only with trials > 1)
 
 
 def plan(config: dict[str, Any], target: str) -> Plan:
@@ -55,7 +63,7 @@ def plan(config: dict[str, Any], target: str) -> Plan:
     for gpus in config["gpus"]:
         job_resources(gpus, config["gpus_per_node"])  # whole nodes only
     _check_extra_rules(config)
-    keys = [
+    configurations = [
         RunKey(dataset, model, variant, batch, config["fanouts"], **dict(zip(LIST_AXES, values)))
         for dataset in datasets
         for model in config["models"]
@@ -63,9 +71,34 @@ def plan(config: dict[str, Any], target: str) -> Plan:
         for batch in config["batch_sizes_by_model"].get(model, config["batch_sizes"])
         for values in itertools.product(*(config[key] for key in LIST_AXES.values()))
     ]
+    keys = trial_order(configurations, config["trials"])
+    previous = {} if config["trials"] == 1 else {
+        later.run_id: earlier.run_id for sequence in _by_group(keys) for earlier, later in zip(sequence, sequence[1:])
+    }
     # Only the runs of an out-of-package variant depend on its module: naming one more module in
     # `variant_modules` plans that variant's runs and leaves every finished run as it is.
-    return Plan(datasets, variants, keys, external_variants(config["variant_modules"]), left_out)
+    return Plan(datasets, variants, keys, external_variants(config["variant_modules"]), left_out, previous)
+
+
+def trial_order(configurations: list[RunKey], trials: int) -> list[RunKey]:
+    """Every configuration's trials 1..``trials``, in the order they run: per comparison group, round k
+    runs the group's variants from the (k-1)-th on, wrapping around (a rotation: over as many rounds as
+    variants, each variant runs once in each place of a round), so no variant always runs first or after
+    the same neighbour."""
+    ordered = []
+    for group in _by_group(configurations):
+        for k in range(trials):
+            shift = k % len(group)
+            ordered += [replace(key, trial=k + 1) for key in group[shift:] + group[:shift]]
+    return ordered
+
+
+def _by_group(keys: list[RunKey]) -> list[list[RunKey]]:
+    """``keys`` split by comparison group, in order of first appearance, each in its order in ``keys``."""
+    groups: dict[tuple, list[RunKey]] = {}
+    for key in keys:
+        groups.setdefault(key.comparison(), []).append(key)
+    return list(groups.values())
 
 
 def run_spec(config: dict[str, Any], target: str, key: RunKey, variant_modules: dict[str, str]) -> RunSpec:
@@ -73,6 +106,8 @@ def run_spec(config: dict[str, Any], target: str, key: RunKey, variant_modules: 
     module = variant_modules.get(key.variant)
     decided = {"device": RUN_DEVICE[target], "whole_epoch": key.variant in config["whole_epoch_variants"],
                "variant_modules": [] if module is None else [module]}
+    if key.trial != PROFILED_TRIAL:  # the same warm-up, timed steps and whole epoch; no trace, no evaluation
+        decided |= {"profile_steps": 0, "eval_nodes": 0}
     return RunSpec(**({name: config[name] for name in RUN_PARAMETERS} | key.as_dict() | decided))
 
 
