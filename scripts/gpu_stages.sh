@@ -8,6 +8,7 @@
 #   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
 #   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
 #   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
+#   STAGE=trials  records workflow/config/h200-trials.yaml (TRIALS=k: its first k rounds; SNAKEMAKE_ARGS more)
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail
@@ -16,7 +17,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
-case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism or tests}" in
+case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -67,6 +68,21 @@ interference)
     python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'host_load', 'step_ms_median',
         'slowdown_vs_no_load', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
     tar czf "$OUT/interference.tgz" results logs figures 2>/dev/null
+    ;;
+trials)
+    # rounds 1..TRIALS of the trials study (each round every variant once), in this one call
+    start=$(date +%s)
+    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all --configfile workflow/config/h200-trials.yaml \
+        --config "trials=${TRIALS:-10}" ${SNAKEMAKE_ARGS:-} > "$OUT/snakemake-trials.log" 2>&1
+    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    python3 - <<'PY'
+import glob, json
+for path in sorted(glob.glob("results/runs/*.json")):
+    r = json.load(open(path))
+    p = r["metrics"]["phase_s"]
+    print(f"{r['run_id'][31:]:<40} {r['metrics']['step_ms_median']:8.3f} ms  " + " ".join(f"{k}={v:.2f}" for k, v in p.items()))
+PY
+    tar czf "$OUT/trials.tgz" results logs 2>/dev/null
     ;;
 tests)
     timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 \
