@@ -13,7 +13,7 @@ from zerognn.figures.draw import theme
 from zerognn.figures.files import figure_files
 from zerognn.figures.render import draw_figure, render_all
 from zerognn.figures.style import variant_styles
-from zerognn.records import summarize
+from zerognn.records.summary import summarize
 
 PHASES = {"sample": 3.0, "gather": 1.0, "forward": 2.0, "backward": 2.5, "optimizer": 0.5}
 CLASSES = {"dense": 0.9, "sampling": 0.4, "aggregation": 0.3, "other": 0.1}

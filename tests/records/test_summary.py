@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from zerognn.errors import ZeroGNNError
-from zerognn.records import SUMMARY_COLUMNS, read_summary, summarize
+from zerognn.records.summary import SUMMARY_COLUMNS, read_summary, summarize
 from zerognn.records.table import markdown_table
 
 from .factory import make_record, write_records

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..records import check_summary_current, iter_records, read_summary, summary_row
+from ..records import iter_records
 from ..records.ids import COMPARISON_FIELDS
+from ..records.summary import check_summary_current, read_summary, summary_row
 
 if TYPE_CHECKING:
     from .style import VariantStyle

@@ -36,7 +36,7 @@ def build_record(spec: RunSpec, device_type: str, dataset: dict[str, Any], measu
                  losses: list[float | None], accuracy: dict[str, Any], variant_info: dict[str, Any],
                  environment: dict[str, Any], phase_s: dict[str, float] | None = None) -> dict[str, Any]:
     """The record of run ``spec`` (its device resolved to ``device_type``), in the schema's field order;
-    ``phase_s``: the run's wall seconds by phase (``zerognn.measure.phases``)."""
+    ``phase_s``: the run's wall seconds by phase (``zerognn.measure.phases``; the run loop sets it last)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": spec.key.run_id,

@@ -74,7 +74,8 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     """
     clock = PhaseClock() if clock is None else clock
     started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-    variant_cls = get_variant(spec.variant, spec.variant_modules)
+    with clock.phase("variant import"):
+        variant_cls = get_variant(spec.variant, spec.variant_modules)
     device = resolve_device(spec.device)
     if variant_cls.requires_cuda and device.type != "cuda":
         raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; "
@@ -105,7 +106,8 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
             torch.empty(1, device=device)  # the context, on this rank's GPU
     with clock.phase("dataset load", device):
         host_ds, ds = _load(spec, Path(dataset_dir), device, say)
-    ctx = build_context(spec, ds, device, world, memory=PeakMemory(device))
+    with clock.phase("context", device):
+        ctx = build_context(spec, ds, device, world, memory=PeakMemory(device))
     measured, variant_info = _train_and_measure(spec, variant_cls, ctx, host_ds, say, trace_path, clock)
     losses = mean_over_ranks(ctx.loss_log, world).tolist()
     if not all(v == v and abs(v) != float("inf") for v in losses):
@@ -121,8 +123,10 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
                              ds.num_classes)
     with clock.phase("environment"):
         environment = collect_environment(device)
-    record = build_record(spec, device.type, dataset, measured, losses, accuracy, variant_info,
-                          environment | {"started_at": started_at}, clock.record())
+    with clock.phase("record"):  # built and checked against the schema; the phases end here
+        record = build_record(spec, device.type, dataset, measured, losses, accuracy, variant_info,
+                              environment | {"started_at": started_at})
+    record["metrics"]["phase_s"] = clock.record()
     write_record(out_path, record)
     total = clock.elapsed_s()
     progress(f"[{run_id}] wrote {out_path}" + ("" if total is None else f" ({total:.1f} s after the process "
