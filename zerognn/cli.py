@@ -84,7 +84,7 @@ def record_path(out: str, run_id: str) -> Path:
 
 
 def _cmd_summarize(args: argparse.Namespace) -> None:
-    from .records.summary import summarize
+    from .records.summary import summarize, unstable
 
     check_writable_file(args.out, "summary --out")
     if args.markdown:
@@ -92,7 +92,10 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
     if args.figures:
         check_writable_file(args.figures, "supported-figures list --figures")
     df = summarize(Path(args.runs), Path(args.out))
-    print(f"{args.out}: {len(df)} runs")
+    print(f"{args.out}: {len(df)} configurations from {int(df['trials'].sum())} run records (trials)")
+    for row in unstable(df).itertuples():
+        print(f"unstable: {row.run_id}: between-trial CV {100 * row.step_ms_cv:.1f} % over {row.trials} trials "
+              f"(10 % or more: its interval, not its median, is the result)")
     if args.markdown:
         from .atomic import write_text
         from .records.table import markdown_table
@@ -238,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "path (JSON, written atomically)")
     r.set_defaults(func=_cmd_run)
 
-    s = sub.add_parser("summarize", help="write the summary table (one row per run record)")
+    s = sub.add_parser("summarize", help="write the summary table (one row per configuration, its trials "
+                                         "aggregated)")
     s.add_argument("--runs", default="results/runs")
     s.add_argument("--out", default="results/summary.csv")
     s.add_argument("--markdown", default=None, help="also write the summary as a markdown table here")

@@ -191,8 +191,8 @@ def test_the_summary_as_a_markdown_table_lists_every_run_in_order(tmp_path):
     # SAGE first by batch size, host-mediated before zerognn, then the other models
     assert [(r[1], r[2], r[3]) for r in rows] == [("SAGE", "host-mediated", "256"), ("SAGE", "host-mediated", "1024"),
                                                  ("SAGE", "zerognn", "1024"), ("GCN", "my-baseline", "256")]
-    assert rows[2][5] == "3.00 (2.20–3.80)" and rows[2][7] == "3.67" and rows[2][9] == ""  # empty: a CPU run
-    assert rows[2][6] == "0.03 (0.03)" and rows[1][6] == "0.11"  # epoch from the median (measured)
+    assert rows[2][5:8] == ["1", "3.00", ""] and rows[2][9] == "3.67" and rows[2][11] == ""  # empty: a CPU run
+    assert rows[2][8] == "0.03 (0.03)" and rows[1][8] == "0.11"  # epoch from the median (measured)
     assert "host load" not in table[0]
 
 
@@ -204,7 +204,99 @@ def test_the_markdown_table_shows_host_load_and_the_slowdown_when_runs_have_one(
     ])
     table = markdown_table(summarize(tmp_path / "runs", tmp_path / "summary.csv")).splitlines()
     header = [c.strip() for c in table[0].split("|")[1:-1]]
-    assert header[4:6] == ["GPUs", "host load"] and header[8:10] == ["× host-mediated", "× alone"]
+    assert header[4:6] == ["GPUs", "host load"] and header[10:12] == ["× host-mediated [95 % CI]", "× alone"]
     rows = {(r[2], r[5]): r for r in ([c.strip() for c in line.split("|")[1:-1]] for line in table[2:])}
-    assert rows[("zerognn", "16")][9] == "1.18" and rows[("zerognn", "0")][9] == "1.00"
-    assert rows[("zerognn", "0")][15] == "0.025" and rows[("host-mediated", "0")][15] == ""
+    assert rows[("zerognn", "16")][11] == "1.18" and rows[("zerognn", "0")][11] == "1.00"
+    assert rows[("zerognn", "0")][17] == "0.025" and rows[("host-mediated", "0")][17] == ""
+
+
+def test_the_markdown_table_shows_the_intervals_and_flags_an_unstable_configuration(tmp_path):
+    write_records(tmp_path / "runs", _trials("host-mediated", BASE_MS) + _trials("zerognn", FAST_MS))
+    table = markdown_table(summarize(tmp_path / "runs", tmp_path / "summary.csv")).splitlines()
+    rows = {r[2]: r for r in ([c.strip() for c in line.split("|")[1:-1]] for line in table[2:])}
+    assert rows["host-mediated"][5:8] == ["10", "4.25 [3.80–5.00]", "**13.9 %**"]  # sd 0.604 over mean 4.34
+    assert rows["zerognn"][7] == "0.1 %" and rows["zerognn"][9].startswith("3.98 [")
+
+
+# Ten trials each (a fresh process per trial): host-mediated spreads, zerognn barely moves.
+BASE_MS = [4.0, 4.4, 3.4, 5.3, 4.9, 3.8, 4.1, 4.6, 3.9, 5.0]
+FAST_MS = [1.066, 1.067, 1.068, 1.069, 1.067, 1.066, 1.068, 1.067, 1.069, 1.066]
+
+
+def _trials(variant, medians, **kw):
+    # each trial's steps centred on its median, so the trial's median is exactly that value
+    peak = 2**20 * (3 if variant == "host-mediated" else 4)
+    return [make_record(variant, step_ms=(m * 0.9, m, m * 1.1), trial=k, peak_mem_bytes=peak, device="cuda",
+                        gpu_name="NVIDIA H200", **kw)
+            for k, m in enumerate(medians, start=1)]
+
+
+def test_a_configurations_trials_make_one_row_with_intervals_recomputed_from_the_records(tmp_path):
+    from zerognn.records import stats
+    from zerognn.records.schema import iter_records
+
+    write_records(tmp_path / "runs", _trials("host-mediated", BASE_MS) + _trials("zerognn", FAST_MS))
+    df = summarize(tmp_path / "runs", tmp_path / "summary.csv").set_index("variant")
+    assert len(df) == 2 and (df["trials"] == 10).all()
+    assert list(df["run_id"]) == [f"tiny__sage__{v}__b256__f15-10-5__g1" for v in ("host-mediated", "zerognn")]
+    base = df.loc["host-mediated"]
+    # by hand: sorted 3.4 3.8 3.9 4.0 4.1 | 4.4 4.6 4.9 5.0 5.3 -> median 4.25; ranks 2 and 9 -> 3.8, 5.0
+    assert base["step_ms_median"] == pytest.approx(4.25)
+    assert (base["step_ms_median_ci_low"], base["step_ms_median_ci_high"]) == (3.8, 5.0)
+    assert base["step_ms_cv"] == pytest.approx(pd.Series(BASE_MS).std() / pd.Series(BASE_MS).mean())
+    assert base["speedup_vs_host_mediated"] == 1.0 and pd.isna(base["speedup_vs_host_mediated_ci_low"])
+    # the same intervals again, from the records alone, by the documented method
+    by_variant = {}
+    for r in iter_records(tmp_path / "runs"):
+        by_variant.setdefault(r["config"]["variant"], []).append(r["metrics"]["step_ms_median"])
+    fast = df.loc["zerognn"]
+    assert fast["speedup_vs_host_mediated"] == pytest.approx(4.25 / 1.067)
+    low, high = stats.ratio_ci(by_variant["host-mediated"], by_variant["zerognn"])
+    assert (fast["speedup_vs_host_mediated_ci_low"], fast["speedup_vs_host_mediated_ci_high"]) == (low, high)
+    assert low < fast["speedup_vs_host_mediated"] < high
+    assert (fast["step_ms_median_ci_low"], fast["step_ms_median_ci_high"]) == stats.median_ci(by_variant["zerognn"])
+    assert fast["peak_mem_vs_host_mediated"] == pytest.approx(4 / 3)
+    assert fast["peak_mem_vs_host_mediated_ci_low"] == fast["peak_mem_vs_host_mediated_ci_high"] == pytest.approx(4 / 3)
+    pd.testing.assert_frame_equal(read_summary(tmp_path / "summary.csv").set_index("variant"), df)
+
+
+def test_fewer_than_six_trials_give_no_interval_and_one_trial_summarises_as_before(tmp_path):
+    write_records(tmp_path / "runs", _trials("host-mediated", BASE_MS[:5]) + _trials("zerognn", FAST_MS[:1]))
+    df = summarize(tmp_path / "runs", tmp_path / "summary.csv").set_index("variant")
+    assert list(df["trials"]) == [5, 1]
+    assert df["step_ms_median_ci_low"].isna().all() and df["speedup_vs_host_mediated_ci_low"].isna().all()
+    assert df.loc["host-mediated", "step_ms_cv"] > 0 and pd.isna(df.loc["zerognn", "step_ms_cv"])
+    assert df.loc["zerognn", "step_ms_median"] == FAST_MS[0]
+
+
+def test_only_the_trials_that_were_profiled_or_evaluated_give_those_values(tmp_path):
+    records = _trials("zerognn", FAST_MS[:3])
+    records[0]["metrics"]["host_syncs_per_step"] = 0.0
+    records[0]["accuracy"] |= {"val": 0.7, "test": 0.6}
+    for r in records[1:]:
+        r["accuracy"] |= {"val": None, "test": None, "eval_nodes": 0}
+    write_records(tmp_path / "runs", records)
+    row = summarize(tmp_path / "runs", tmp_path / "s.csv").iloc[0]
+    assert row["host_syncs_per_step"] == 0.0 and row["val_acc"] == 0.7 and row["test_acc"] == 0.6
+
+
+@pytest.mark.parametrize("field, value", [("git_commit", "def456"), ("gpu_name", "NVIDIA A100")])
+def test_trials_that_differ_in_commit_or_gpu_are_refused(tmp_path, field, value):
+    records = _trials("zerognn", FAST_MS[:3])
+    records[2]["environment"][field] = value
+    write_records(tmp_path / "runs", records)
+    with pytest.raises(ZeroGNNError, match=f"the trials of tiny__sage__zerognn__b256__f15-10-5__g1 differ in "
+                                           f"{field} .*: they are not repeats of one configuration"):
+        summarize(tmp_path / "runs", tmp_path / "s.csv")
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_summarize_names_each_unstable_configuration(tmp_path, capsys):
+    from zerognn.cli import main
+
+    write_records(tmp_path / "runs", _trials("host-mediated", BASE_MS) + _trials("zerognn", FAST_MS))
+    assert main(["summarize", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "s.csv")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{tmp_path / 's.csv'}: 2 configurations from 20 run records (trials)"
+    assert out[1:] == ["unstable: tiny__sage__host-mediated__b256__f15-10-5__g1: between-trial CV 13.9 % over 10 "
+                       "trials (10 % or more: its interval, not its median, is the result)"]

@@ -1,9 +1,14 @@
-"""The summary table: one row per run record, plus speedup over host-mediated, written as CSV.
+"""The summary table: one row per configuration, its trials (fresh processes) aggregated, written as CSV.
 
-This is what the figures read. ``summary_row`` is the whole record→row mapping (``docs/records.md``
-describes it for people); ``read_summary`` reads the CSV back with the same column types and rejects a
-file that is empty, truncated, damaged or lists a run twice; ``check_summary_current`` says whether a
-summary still matches the records it was built from.
+This is what the figures read. ``trial_row`` maps one record to its trial's values; ``configuration_rows``
+aggregates a configuration's trials (``zerognn.records.stats``): the median over trials of each trial's
+median step with its 95 % interval and the between-trial CV, the medians of the other metrics over the
+trials that have them (only the first trial is profiled and evaluated), and within each comparison group
+the ratios to host-mediated (speedup, whole-epoch speedup, peak memory) with bootstrap intervals. A
+configuration's trials must agree on everything that is not measured (commit, GPU, hidden width); old
+one-trial records summarise as n = 1 without intervals. ``read_summary`` reads the CSV back with the
+same column types and rejects a file that is empty, truncated, damaged or lists a configuration twice;
+``check_summary_current`` says whether a summary still matches the records it was built from.
 """
 
 from __future__ import annotations
@@ -21,37 +26,62 @@ import pandas as pd
 from ..atomic import atomic_path
 from ..catalog import BASELINE
 from ..errors import ZeroGNNError, one_line
-from .ids import COMPARISON_FIELDS, KEY_FIELDS, KEY_TYPES, RunKey, fanouts_label
+from . import stats
+from .ids import COMPARISON_FIELDS, CONFIGURATION_FIELDS, KEY_TYPES, RunKey, fanouts_label
 from .schema import iter_records
 
-# Runs that do the same work, so their step times compare; speedup is taken within such a group.
+# Configurations that do the same work, so their step times compare; ratios are taken within such a group.
 GROUP_KEYS = list(COMPARISON_FIELDS)
+CONFIGURATION_KEYS = list(CONFIGURATION_FIELDS)
 SORT_KEYS = ["dataset", "model", "batch_size", "host_load", "variant", "gpus"]
 FINAL_LOSS_STEPS = 5
+# What a configuration's trials must share: they repeat one run, so only measurements may differ.
+SHARED = ("device", "hidden", "gpu_name", "git_commit")
+# Per-trial metrics summarised as the median over the trials that have one (only the first trial is
+# profiled and evaluated).
+RECORD_METRICS = (
+    "gpu_exec_fraction", "gpu_busy_ms_per_step", "profiler_dilation", "gpu_gap_in_graph_ms_per_step",
+    "gpu_wait_host_ms_per_step", "host_syncs_per_step", "host_launches_per_step", "gpu_activities_per_step",
+    "floor_ms",
+)
+MEDIAN_METRICS = (*RECORD_METRICS, "final_loss", "val_acc", "test_acc")
+# Ratios to host-mediated within a comparison group: column -> (the trials' metric, whether the baseline's
+# value is the numerator), each with a bootstrap interval.
+RATIOS = {
+    "speedup_vs_host_mediated": ("step_ms_median", True),
+    "epoch_speedup_vs_host_mediated": ("epoch_s_measured", True),
+    "peak_mem_vs_host_mediated": ("peak_mem_bytes", False),
+}
+
+
+def _with_ci(name: str) -> dict[str, str]:
+    return {name: "float64", f"{name}_ci_low": "float64", f"{name}_ci_high": "float64"}
+
 
 # Column → dtype, in output order. "str" columns may be empty (NaN); "Int64" is a nullable integer. The
-# key's fields come first (fanouts as a label, '15-10-5'), so an axis added to the key is a column.
+# configuration's key fields come first (fanouts as a label, '15-10-5'), so an axis added to the key is a
+# column.
 KEY_COLUMNS: dict[str, str] = {name: {"int": "int64", "bool": "bool"}.get(kind, "str")
-                               for name, kind in KEY_TYPES.items()}
+                               for name, kind in KEY_TYPES.items() if name in CONFIGURATION_FIELDS}
 COLUMNS: dict[str, str] = {
-    **KEY_COLUMNS, "device": "str", "hidden": "int64",
-    "step_ms_median": "float64", "step_ms_p10": "float64", "step_ms_p90": "float64",
-    "seeds_per_s": "float64", "epoch_s": "float64", "epoch_s_measured": "float64", "gpu_exec_fraction": "float64",
-    "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64", "gpu_gap_in_graph_ms_per_step": "float64",
-    "gpu_wait_host_ms_per_step": "float64", "host_syncs_per_step": "float64", "host_launches_per_step": "float64",
-    "peak_mem_bytes": "Int64",
+    **KEY_COLUMNS, "device": "str", "hidden": "int64", "trials": "int64",
+    **_with_ci("step_ms_median"), "step_ms_cv": "float64", "step_ms_p10": "float64", "step_ms_p90": "float64",
+    "seeds_per_s": "float64", "epoch_s": "float64", **_with_ci("epoch_s_measured"),
+    "gpu_exec_fraction": "float64", "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64",
+    "gpu_gap_in_graph_ms_per_step": "float64", "gpu_wait_host_ms_per_step": "float64",
+    "host_syncs_per_step": "float64", "host_launches_per_step": "float64", "peak_mem_bytes": "Int64",
     "gpu_activities_per_step": "float64", "floor_ms": "float64", "step_over_floor": "float64",
     "final_loss": "float64", "val_acc": "float64", "test_acc": "float64",
-    "speedup_vs_host_mediated": "float64", "slowdown_vs_no_load": "float64", "gpu_name": "str", "git_commit": "str",
-    "run_id": "str",
+    **{column: kind for name in RATIOS for column, kind in _with_ci(name).items()},
+    "slowdown_vs_no_load": "float64", "gpu_name": "str", "git_commit": "str", "run_id": "str",
 }
 SUMMARY_COLUMNS = list(COLUMNS)
 # Columns every row has a value in (the rest may be empty: nulls). An empty one means a damaged file.
 REQUIRED_COLUMNS = [
-    *KEY_COLUMNS, "device", "hidden", "step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s",
-    "run_id",
+    *KEY_COLUMNS, "device", "hidden", "trials", "step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s",
+    "epoch_s", "run_id",
 ]
-# Relative difference between a row's step_ms_median and its record's that says the row is stale
+# Relative difference between a row's step_ms_median and its records' that says the row is stale
 # (the CSV holds full floats; only parsing may differ in the last bit).
 STALE_RELATIVE = 1e-9
 REBUILD = ("rebuild it from the run records with `zerognn summarize --runs RUNS_DIR --out {path}` "
@@ -66,32 +96,107 @@ def final_loss(losses: list[float | None]) -> float:
     return sum(last) / len(last)
 
 
-def summary_row(record: dict[str, Any]) -> dict[str, Any]:
-    """The summary columns of one record, without ``speedup_vs_host_mediated`` (needs the group)."""
+def trial_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One record's values as a trial of its configuration: its key (trial included) and what it measured."""
     c, m, env = record["config"], record["metrics"], record["environment"]
-    key = RunKey.of(c).as_dict()
+    key = RunKey.of(c)
     return {
-        **key, "fanouts": fanouts_label(key["fanouts"]), "device": c["device"], "hidden": c["hidden"],
-        **{k: m[k] for k in ("step_ms_median", "step_ms_p10", "step_ms_p90", "seeds_per_s", "epoch_s",
-                             "epoch_s_measured", "gpu_exec_fraction", "gpu_busy_ms_per_step", "profiler_dilation",
-                             "gpu_gap_in_graph_ms_per_step", "gpu_wait_host_ms_per_step", "host_syncs_per_step",
-                             "host_launches_per_step", "peak_mem_bytes", "gpu_activities_per_step", "floor_ms",
-                             "step_over_floor")},
+        **key.as_dict(), "fanouts": fanouts_label(key.fanouts), "device": c["device"], "hidden": c["hidden"],
+        **{k: m[k] for k in ("step_ms_median", "step_ms_p10", "step_ms_p90", "steps_per_epoch", "epoch_s_measured",
+                             "peak_mem_bytes", *RECORD_METRICS)},
         "final_loss": final_loss(record["losses"]),
         "val_acc": record["accuracy"]["val"], "test_acc": record["accuracy"]["test"],
-        "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "run_id": record["run_id"],
+        "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "started_at": env.get("started_at"),
+        "run_id": record["run_id"], "configuration_id": key.configuration().run_id,
     }
 
 
-def add_speedup(df: pd.DataFrame) -> pd.DataFrame:
-    """Host-mediated's median step time over each row's, within its group; NaN without a baseline."""
-    base = df.loc[df["variant"] == BASELINE, GROUP_KEYS + ["step_ms_median"]]
-    base = base.rename(columns={"step_ms_median": "_base_ms"})
-    merged = df.merge(base, on=GROUP_KEYS, how="left")
-    return df.assign(speedup_vs_host_mediated=(merged["_base_ms"] / merged["step_ms_median"]).to_numpy())
+def trial_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """One row per record (``trial_row``), in the order given."""
+    return pd.DataFrame([trial_row(r) for r in records])
 
 
-def add_slowdown(df: pd.DataFrame) -> pd.DataFrame:
+def _present(values: pd.Series) -> list[float]:
+    return [float(v) for v in values if v is not None and not pd.isna(v)]
+
+
+def _median_or_nan(values: pd.Series) -> float:
+    present = _present(values)
+    return stats.median(present) if present else math.nan
+
+
+def _ci(values: list[float]) -> tuple[float, float]:
+    interval = stats.median_ci(values)
+    return (math.nan, math.nan) if interval is None else interval
+
+
+def _shared(trials: pd.DataFrame, column: str, config_id: str) -> Any:
+    values = {None if pd.isna(v) else v for v in trials[column]}
+    if len(values) > 1:
+        shown = ", ".join(sorted(str(v) for v in values))
+        raise ZeroGNNError(f"the trials of {config_id} differ in {column} ({shown}): they are not repeats of one "
+                           f"configuration; re-run the trials whose records are stale (or move them aside)")
+    return values.pop()
+
+
+def _configuration(config_id: str, trials: pd.DataFrame) -> dict[str, Any]:
+    """One configuration's row from its trials (the ratios are added per group afterwards)."""
+    first = trials.iloc[0]
+    steps = trials["step_ms_median"].tolist()
+    median = stats.median(steps)
+    epochs = _present(trials["epoch_s_measured"])
+    spread = stats.cv(steps)
+    peak = _median_or_nan(trials["peak_mem_bytes"])
+    floor = _median_or_nan(trials["floor_ms"])
+    return {
+        **{k: first[k] for k in KEY_COLUMNS}, **{k: _shared(trials, k, config_id) for k in SHARED},
+        "trials": len(trials),
+        "step_ms_median": median, **dict(zip(("step_ms_median_ci_low", "step_ms_median_ci_high"), _ci(steps))),
+        "step_ms_cv": math.nan if spread is None else spread,
+        "step_ms_p10": stats.median(trials["step_ms_p10"].tolist()),
+        "step_ms_p90": stats.median(trials["step_ms_p90"].tolist()),
+        "seeds_per_s": first["batch_size"] * first["gpus"] / (median / 1e3),
+        "epoch_s": median * first["steps_per_epoch"] / 1e3,
+        "epoch_s_measured": stats.median(epochs) if epochs else math.nan,
+        **dict(zip(("epoch_s_measured_ci_low", "epoch_s_measured_ci_high"), _ci(epochs))),
+        **{k: _median_or_nan(trials[k]) for k in MEDIAN_METRICS},
+        "peak_mem_bytes": pd.NA if math.isnan(peak) else round(peak),
+        "step_over_floor": median / floor,
+        "run_id": config_id,
+    }
+
+
+def configuration_rows(trials: pd.DataFrame) -> pd.DataFrame:
+    """The summary of ``trial_frame`` rows: one row per configuration, with the ratios to host-mediated."""
+    by_config = {config_id: t for config_id, t in trials.groupby("configuration_id", sort=False)}
+    df = pd.DataFrame([_configuration(config_id, t) for config_id, t in by_config.items()])
+    for column, (metric, baseline_on_top) in RATIOS.items():
+        df = _add_ratio(df, by_config, column, metric, baseline_on_top)
+    return _add_slowdown(df)
+
+
+def _add_ratio(df: pd.DataFrame, by_config: dict[str, pd.DataFrame], column: str, metric: str,
+               baseline_on_top: bool) -> pd.DataFrame:
+    """Each row's ``metric`` against host-mediated's in its group: the ratio of the trials' medians, with a
+    bootstrap interval (none for host-mediated itself, or with too few trials)."""
+    base_ids = df.loc[df["variant"] == BASELINE].set_index(GROUP_KEYS)["run_id"]
+    point, low, high = [], [], []
+    for row in df.itertuples(index=False):
+        base_id = base_ids.get(tuple(getattr(row, k) for k in GROUP_KEYS))
+        ours = _present(by_config[row.run_id][metric])
+        theirs = [] if base_id is None else _present(by_config[base_id][metric])
+        if not ours or not theirs:
+            point.append(math.nan), low.append(math.nan), high.append(math.nan)
+            continue
+        top, bottom = (theirs, ours) if baseline_on_top else (ours, theirs)
+        point.append(stats.median(top) / stats.median(bottom))
+        interval = None if row.run_id == base_id else stats.ratio_ci(top, bottom)
+        low.append(math.nan if interval is None else interval[0])
+        high.append(math.nan if interval is None else interval[1])
+    return df.assign(**{column: point, f"{column}_ci_low": low, f"{column}_ci_high": high})
+
+
+def _add_slowdown(df: pd.DataFrame) -> pd.DataFrame:
     """Each row's median step over the same variant's in the same group without host load; NaN without one."""
     keys = [k for k in GROUP_KEYS if k != "host_load"] + ["variant"]
     base = df.loc[df["host_load"] == 0, keys + ["step_ms_median"]].rename(columns={"step_ms_median": "_quiet_ms"})
@@ -99,16 +204,20 @@ def add_slowdown(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(slowdown_vs_no_load=(merged["step_ms_median"] / merged["_quiet_ms"]).to_numpy())
 
 
+def unstable(df: pd.DataFrame) -> pd.DataFrame:
+    """The summary's rows whose between-trial CV is at or above ``stats.CV_FLAG``."""
+    return df[df["step_ms_cv"] >= stats.CV_FLAG]
+
+
 def summarize(runs_dir: str | os.PathLike, out_csv: str | os.PathLike) -> pd.DataFrame:
     """Build the summary of every record under ``runs_dir``, write it to ``out_csv``, return it."""
-    rows = [summary_row(r) for r in iter_records(runs_dir)]
-    if not rows:
+    trials = trial_frame(iter_records(runs_dir))
+    if trials.empty:
         raise ZeroGNNError(
             f"no run records (*.json) under {runs_dir}; run the pipeline first (snakemake) or point to the "
             f"directory that holds the records."
         )
-    df = add_slowdown(add_speedup(pd.DataFrame(rows)))
-    df = df.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
+    df = configuration_rows(trials).sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
     df = df[SUMMARY_COLUMNS].astype(COLUMNS)
     with atomic_path(out_csv) as tmp:
         df.to_csv(tmp, index=False)
@@ -179,30 +288,36 @@ def read_summary(path: str | os.PathLike) -> pd.DataFrame:
             expected = "no valid run id"
         if repr(row.run_id) != expected:
             raise ZeroGNNError(f"summary {path} is damaged: line {line} has run_id {row.run_id!r} but its "
-                               f"{', '.join(KEY_FIELDS)} give {expected}; {rebuild}.")
+                               f"{', '.join(CONFIGURATION_FIELDS)} give {expected}; {rebuild}.")
     return df
 
 
 def check_summary_current(summary: pd.DataFrame, records: Iterable[dict[str, Any]],
                           summary_path: str | os.PathLike, runs_dir: str | os.PathLike) -> None:
-    """Raise ZeroGNNError unless ``summary`` (read from ``summary_path``) has exactly one row per record
-    of ``runs_dir`` and each row's step_ms_median is its record's."""
+    """Raise ZeroGNNError unless ``summary`` (read from ``summary_path``) has exactly one row per configuration
+    of the records of ``runs_dir``, each with as many trials as there are records of it and the median of
+    their median steps."""
     rebuild = (f"rebuild it with `zerognn summarize --runs {runs_dir} --out {summary_path}` "
                f"(or `snakemake figures`)")
-    by_id = {r["run_id"]: r for r in records}
-    gone = [run_id for run_id in summary["run_id"] if run_id not in by_id]
+    steps: dict[str, list[float]] = {}
+    for r in records:
+        steps.setdefault(RunKey.of(r["config"]).configuration().run_id, []).append(r["metrics"]["step_ms_median"])
+    gone = [run_id for run_id in summary["run_id"] if run_id not in steps]
     if gone:
         raise ZeroGNNError(f"summary {summary_path} is out of date: it names run {gone[0]}{_more(gone)} whose record "
                            f"is missing from {runs_dir}; {rebuild}.")
     listed = set(summary["run_id"])
-    new = [run_id for run_id in by_id if run_id not in listed]
+    new = [run_id for run_id in steps if run_id not in listed]
     if new:
         raise ZeroGNNError(f"record {new[0]}{_more(new)} in {runs_dir} is not in summary {summary_path}; {rebuild}.")
-    for run_id, row_ms in zip(summary["run_id"], summary["step_ms_median"]):
-        record_ms = by_id[run_id]["metrics"]["step_ms_median"]
+    for run_id, trials, row_ms in zip(summary["run_id"], summary["trials"], summary["step_ms_median"]):
+        record_ms = stats.median(steps[run_id])
+        if trials != len(steps[run_id]):
+            raise ZeroGNNError(f"summary {summary_path} is out of date: run {run_id} has {trials} trial(s) there but "
+                               f"{len(steps[run_id])} record(s) in {runs_dir}; {rebuild}.")
         if abs(row_ms - record_ms) > STALE_RELATIVE * abs(record_ms):
             raise ZeroGNNError(f"summary {summary_path} is out of date: run {run_id} has step_ms_median {row_ms!r} "
-                               f"there but {record_ms!r} in its record in {runs_dir}; {rebuild}.")
+                               f"there but its records in {runs_dir} give {record_ms!r}; {rebuild}.")
 
 
 def _csv_rows(text: str, path: str | os.PathLike, rebuild: str) -> tuple[list[str], list[tuple[int, list[str]]]]:

@@ -1,7 +1,9 @@
-"""The summary as a markdown table: every run, one row each, as docs/results.md shows the reference.
+"""The summary as a markdown table: every configuration, one row each, as docs/results.md shows the reference.
 
 Rows: SAGE by batch size, then the other models; within a batch size, dataset, then the variants in
-the paper's order. Empty cells are values a record does not have (an older schema, a CPU run).
+the paper's order. Brackets hold 95 % confidence intervals over trials (absent below 6 trials); a
+between-trial CV at or above 10 % is bold. Empty cells are values no record has (an older schema, a CPU
+run).
 """
 
 from __future__ import annotations
@@ -9,18 +11,33 @@ from __future__ import annotations
 import pandas as pd
 
 from ..catalog import variant_order
+from .stats import CV_FLAG
 
-COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "step ms, median (p10–p90)",
-           "epoch s, from median (measured)", "× host-mediated", "GPU busy ms", "exec fraction",
+COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "trials", "step ms, median [95 % CI]", "CV",
+           "epoch s, from median (measured)", "× host-mediated [95 % CI]", "GPU busy ms", "exec fraction",
            "GPU activities/step", "step / floor", "syncs/step", "launches/step", "peak MiB", "final loss", "commit")
 # With runs under host load: after GPUs, the load; after the speedup, the slowdown against the run alone.
-LOAD_COLUMNS = {"GPUs": "host load", "× host-mediated": "× alone"}
+LOAD_COLUMNS = {"GPUs": "host load", "× host-mediated [95 % CI]": "× alone"}
 # With deterministic runs: after GPUs, the mode.
 MODE_COLUMNS = {"GPUs": "deterministic"}
 
 
 def _cell(value, fmt: str) -> str:
     return "" if pd.isna(value) else format(value, fmt)
+
+
+def _with_ci(value: float, low: float, high: float, fmt: str = ".2f") -> str:
+    """``value [low–high]``, or the value alone without an interval."""
+    if pd.isna(value):
+        return ""
+    return format(value, fmt) + ("" if pd.isna(low) else f" [{low:{fmt}}–{high:{fmt}}]")
+
+
+def _cv(value: float) -> str:
+    if pd.isna(value):
+        return ""
+    text = f"{100 * value:.1f} %"
+    return f"**{text}**" if value >= CV_FLAG else text
 
 
 def _epoch(extrapolated: float, measured: float) -> str:
@@ -49,9 +66,13 @@ def markdown_table(df: pd.DataFrame) -> str:
         cells = {
             "dataset": r.dataset, "model": r.model.upper(), "variant": r.variant, "batch": r.batch_size,
             "GPUs": r.gpus, "host load": r.host_load, "deterministic": "yes" if r.deterministic else "no",
-            "step ms, median (p10–p90)": f"{r.step_ms_median:.2f} ({r.step_ms_p10:.2f}–{r.step_ms_p90:.2f})",
+            "trials": r.trials,
+            "step ms, median [95 % CI]": _with_ci(r.step_ms_median, r.step_ms_median_ci_low,
+                                                  r.step_ms_median_ci_high),
+            "CV": _cv(r.step_ms_cv),
             "epoch s, from median (measured)": _epoch(r.epoch_s, r.epoch_s_measured),
-            "× host-mediated": _cell(r.speedup_vs_host_mediated, ".2f"),
+            "× host-mediated [95 % CI]": _with_ci(r.speedup_vs_host_mediated, r.speedup_vs_host_mediated_ci_low,
+                                                  r.speedup_vs_host_mediated_ci_high),
             "× alone": _cell(r.slowdown_vs_no_load, ".2f"),
             "GPU busy ms": _cell(r.gpu_busy_ms_per_step, ".2f"), "exec fraction": _cell(r.gpu_exec_fraction, ".3f"),
             "GPU activities/step": _cell(r.gpu_activities_per_step, ".0f"),
