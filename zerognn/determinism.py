@@ -35,11 +35,19 @@ def deterministic(on: bool) -> Iterator[None]:
                 torch.is_deterministic_algorithms_warn_only_enabled(),
                 torch.utils.deterministic.fill_uninitialized_memory)
     _enabled = on
-    torch.use_deterministic_algorithms(on, warn_only=True)  # an op without a fixed-order form warns, not fails
+    _set_torch(on, warn_only=True)  # an op without a fixed-order form warns, not fails
     torch.utils.deterministic.fill_uninitialized_memory = False
     try:
         yield
     finally:
         _enabled = previous[0]
-        torch.use_deterministic_algorithms(previous[1], warn_only=previous[2])
+        _set_torch(previous[1], warn_only=previous[2])
         torch.utils.deterministic.fill_uninitialized_memory = previous[3]
+
+
+def _set_torch(mode: bool, warn_only: bool) -> None:
+    """PyTorch's switch, set only when it changes: setting it loads dynamo (over a second of every run)."""
+    if mode == torch.are_deterministic_algorithms_enabled() and (
+            not mode or warn_only == torch.is_deterministic_algorithms_warn_only_enabled()):
+        return
+    torch.use_deterministic_algorithms(mode, warn_only=warn_only)

@@ -20,10 +20,16 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch._dynamo.utils import counters
 
 from . import register
 from .torch_eager import TorchEager
+
+
+def _counters():
+    # Imported here, not at the top: every run imports every variant, and dynamo takes over a second to load.
+    from torch._dynamo.utils import counters
+
+    return counters
 
 
 def _compile_seconds() -> float:
@@ -34,7 +40,7 @@ def _compile_seconds() -> float:
 
 
 def _graph_breaks() -> int:
-    return sum(counters["graph_break"].values())
+    return sum(_counters()["graph_break"].values())
 
 
 def _compiled_versions(function: Any) -> int | None:
@@ -56,6 +62,7 @@ class TorchCompile(TorchEager):
     requires_cuda = True
 
     def setup(self) -> None:
+        counters = _counters()
         self._before = (counters["stats"]["unique_graphs"], counters["frames"]["ok"], _graph_breaks(),
                         _compile_seconds())
         self._compiled = torch.compile(super().forward_loss, dynamic=True)
@@ -65,7 +72,7 @@ class TorchCompile(TorchEager):
 
     def info(self) -> dict[str, Any]:
         graphs, frames, breaks, seconds = self._before
-        versions = _compiled_versions(TorchEager.forward_loss)
+        versions, counters = _compiled_versions(TorchEager.forward_loss), _counters()
         return {
             "compile_s": round(_compile_seconds() - seconds, 3),
             "dynamo_graphs": counters["stats"]["unique_graphs"] - graphs,
