@@ -6,8 +6,8 @@ AOTAutograd, their backward), is compiled with ``torch.compile(dynamic=True)`` i
 (inductor, no CUDA Graphs): what PyG's compile guide and its own mini-batch benchmark use, because every
 batch brings new frontier sizes. ``mode="reduce-overhead"`` was tried and is not the headline: its CUDA
 Graph trees record a function only on a call after its warm-up, each new input size is a new function,
-and every batch brings new sizes, so every step took the warm-up path (87.6 ms a step on products-like
-B=1024 against 19.4 ms in the default mode and 15.6 ms eager, one H200).
+and every batch brings new sizes, so every step took the warm-up path (the reference's records made in
+that mode at 5bd0744: 70.0 ms a step on products-like SAGE B=1024 against torch-eager's 17.0 ms).
 
 The record says what compiling cost and did: ``compile_s`` (dynamo's and inductor's compile time over
 the run), ``dynamo_graphs``, ``frames_compiled``, ``graph_breaks`` and ``recompilations`` (compiled
