@@ -57,7 +57,12 @@ def _rich_records():
                 _gpu("host-mediated", 1024, gpus=2, ms=11.0)]
     records += [_gpu("zerognn", 1024, ms=2.04, host_load=16, gpu_ms_by_class=CLASSES),
                 _gpu("host-mediated", 1024, ms=16.0, host_load=16, gpu_ms_by_class=CLASSES)]
-    return records
+    return records + _repeats("host-mediated", 10.0) + _repeats("zerognn", 2.0)
+
+
+def _repeats(variant, ms, trials=6):
+    """Trials 2.. of ``variant`` at B=1024 (unprofiled, each a little off the first): 6 in all give intervals."""
+    return [_gpu(variant, 1024, ms=ms * (1 + 0.01 * (3 * t % 7)), trial=t) for t in range(2, trials + 1)]
 
 
 def _setup(tmp_path, records):
@@ -90,6 +95,7 @@ def test_cpu_only_runs_draw_what_they_can_and_say_why_not(tmp_path, capsys):
     assert "peak_mem_bytes is empty" in skipped["memory"]
     assert "2 or more GPU counts" in skipped["scaling"]
     assert "variant_info.envelope" in skipped["envelope"]
+    assert "needs 2 or more trials of a configuration" in skipped["trials"]
 
 
 def test_pdfs_embed_truetype_fonts_not_type3(tmp_path):
@@ -171,7 +177,7 @@ def test_unknown_variants_get_looks_of_their_own():
 def test_summary_alone_draws_the_summary_figures(tmp_path, capsys):
     runs, summary = _setup(tmp_path, _rich_records())
     written = render_all(summary, None, tmp_path / "fig", formats=("png",))
-    record_figures = {"breakdown", "envelope", "loss"}
+    record_figures = {"trials", "breakdown", "envelope", "loss"}
     assert {p.stem for p in written} == ALL - record_figures
     out = capsys.readouterr().out
     assert all(f"skipped {name}: no run records" in out for name in record_figures)
@@ -230,7 +236,7 @@ def test_one_figure_at_a_time_and_the_manifest_of_what_the_records_support(tmp_p
 @pytest.mark.parametrize("content, said", [
     (None, "does not exist"),
     ("{", "cannot read"),
-    ('{"speedup": null}', "does not map each of speedup, gpu_exec_fraction"),
+    ('{"speedup": null}', "does not map each of speedup, trials, gpu_exec_fraction"),
     ('["speedup"]', "does not map each"),
 ])
 def test_a_missing_or_damaged_supported_list_is_one_line_saying_how_to_rebuild_it(tmp_path, content, said):
@@ -364,7 +370,7 @@ def test_figures_refuse_a_record_added_after_the_summary(tmp_path):
 def test_figures_refuse_a_record_run_again_after_the_summary(tmp_path):
     again = make_record("torch-eager", step_ms=(12.0, 13.0), phase_ms=PHASES)
     message = _stale(tmp_path, lambda runs, summary: write_records(runs, [again]))
-    assert f"run {RUN_256} has step_ms_median 10.5 there but 12.5 in its record" in message
+    assert f"run {RUN_256} has step_ms_median 10.5 there but its records in" in message and "give 12.5" in message
 
 
 def test_figures_refuse_a_wrongly_named_record(tmp_path):

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..records import iter_records
-from ..records.ids import COMPARISON_FIELDS
-from ..records.summary import check_summary_current, read_summary, summary_row
+from ..records.ids import COMPARISON_FIELDS, RunKey
+from ..records.summary import check_summary_current, read_summary, trial_row
 
 if TYPE_CHECKING:
     from .style import VariantStyle
@@ -35,8 +35,20 @@ class Skip(Exception):
 
 @dataclass
 class FigureData:
-    summary: pd.DataFrame
-    records: list[dict[str, Any]]
+    summary: pd.DataFrame          # one row per configuration
+    records: list[dict[str, Any]]  # every trial's record
+
+    @cached_property
+    def first_trials(self) -> list[dict[str, Any]]:
+        """One record per configuration, its lowest trial: the one profiled and evaluated (figures drawn from
+        a record's trace, envelope or losses draw each configuration once)."""
+        first: dict[str, dict[str, Any]] = {}
+        for record in self.records:
+            key = RunKey.of(record["config"])
+            held = first.get(key.configuration().run_id)
+            if held is None or key.trial < RunKey.of(held["config"]).trial:
+                first[key.configuration().run_id] = record
+        return list(first.values())
 
     @cached_property
     def styles(self) -> dict[str, VariantStyle]:
@@ -58,9 +70,10 @@ class FigureData:
         return cls(summary, records)
 
     def require_records(self) -> list[dict[str, Any]]:
+        """Each configuration's first trial (``first_trials``); Skip without records."""
         if not self.records:
             raise Skip("no run records (runs_dir not given or empty)")
-        return self.records
+        return self.first_trials
 
 
 def panels(df: pd.DataFrame, keys: list[str]) -> Iterator[tuple[str, pd.DataFrame]]:
@@ -85,7 +98,7 @@ def _key_label(key: str, value: Any) -> str:
 
 
 def _keys(record: dict[str, Any]) -> dict[str, Any]:
-    row = summary_row(record)
+    row = trial_row(record)
     return {k: row[k] for k in RECORD_KEYS}
 
 
@@ -136,9 +149,10 @@ def loss_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def ideal_memory(records: list[dict[str, Any]]) -> dict[str, int]:
-    """run_id → ``variant_info.ideal_peak_mem_bytes`` for the records that report one."""
+    """Configuration id (the summary's run_id) → ``variant_info.ideal_peak_mem_bytes``, for the records that
+    report one."""
     return {
-        r["run_id"]: r["variant_info"]["ideal_peak_mem_bytes"]
+        RunKey.of(r["config"]).configuration().run_id: r["variant_info"]["ideal_peak_mem_bytes"]
         for r in records
         if r["variant_info"].get("ideal_peak_mem_bytes") is not None
     }

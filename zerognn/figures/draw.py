@@ -1,4 +1,5 @@
-"""Drawing helpers shared by the figures: figure grids, grayscale-safe bars and lines, legends.
+"""Drawing helpers shared by the figures: figure grids, grayscale-safe bars, lines and points, whiskers and
+bands, legends.
 
 Figures are plain ``matplotlib.figure.Figure`` objects on an Agg canvas, never registered with pyplot:
 nothing global changes, nothing interactive opens, and nothing is left open after saving.
@@ -19,8 +20,10 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.textpath import TextPath
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .style import VariantStyle, variant_order
@@ -71,18 +74,21 @@ def _rc(size: FigureSize) -> dict:
     }
 
 
-def new_figure(title: str, n_panels: int, metrics: int = 1,
-               subtitle: str | None = None) -> tuple[Figure, list[list[Axes]]]:
+def new_figure(title: str, n_panels: int, metrics: int = 1, subtitle: str | None = None,
+               label_height: float = 0.0) -> tuple[Figure, list[list[Axes]]]:
     """A figure with ``axes[panel][metric]``, at the size ``theme()`` was entered with.
 
     Panels wrap into rows of up to the size's ``max_cols``; with several metrics each panel is a column
-    of ``metrics`` axes. Call inside ``theme()`` so that the axes take the theme.
+    of ``metrics`` axes. ``label_height`` (inches) is added to each row for tall x tick labels
+    (``upright_height``), so that they do not squash the axes. Call inside ``theme()`` so that the axes take
+    the theme.
     """
     size = _size
     cols = min(n_panels, size.max_cols)
     panel_rows = math.ceil(n_panels / cols)
     rows = panel_rows * metrics
-    fig = Figure(figsize=(size.panel_width(cols) * cols, size.panel_height * rows + 1.0), layout="constrained")
+    height = (size.panel_height + label_height) * rows + 1.0
+    fig = Figure(figsize=(size.panel_width(cols) * cols, height), layout="constrained")
     FigureCanvasAgg(fig)
     grid = fig.subplots(rows, cols, squeeze=False)
     axes = [[grid[(i // cols) * metrics + m, i % cols] for m in range(metrics)] for i in range(n_panels)]
@@ -95,6 +101,13 @@ def new_figure(title: str, n_panels: int, metrics: int = 1,
         title += "\n" + textwrap.fill(subtitle, int(fig.get_figwidth() * TITLE_CHARS_PER_INCH * scale))
     fig.suptitle(title)
     return fig, axes
+
+
+def upright_height(labels: Iterable[str]) -> float:
+    """How tall (inches) the longest of ``labels`` stands as an x tick label turned upright, at the theme's
+    tick size."""
+    font = FontProperties(size=matplotlib.rcParams["xtick.labelsize"])
+    return max((TextPath((0, 0), label, prop=font).get_extents().width for label in labels), default=0.0) / 72
 
 
 @contextlib.contextmanager
@@ -125,7 +138,8 @@ def bars(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantSt
 
 
 def bar_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, order: list) -> None:
-    """A whisker from ``lo`` to ``hi`` on each bar ``bars`` drew (same ``df``, ``x`` and order)."""
+    """A whisker from ``lo`` to ``hi`` on each bar ``bars`` drew (same ``df``, ``x`` and order); none on a bar
+    whose ends are NaN (no interval)."""
     variants = variant_order(df["variant"])
     spans = df.set_index(["variant", x])[[lo, hi]]
     for container, variant in zip(ax.containers, variants):
@@ -134,13 +148,32 @@ def bar_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, order: li
             key = (variant, order[int(round(center))])
             if key in spans.index and bar.get_height() == bar.get_height():
                 low, high = spans.loc[key]
-                ax.vlines(center, low, high, color="black", linewidth=0.9, zorder=3)
+                if pd.notna(low) and pd.notna(high):
+                    ax.vlines(center, low, high, color="black", linewidth=0.9, zorder=3)
 
 
 def line_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, styles: dict[str, VariantStyle]) -> None:
-    """A vertical whisker from ``lo`` to ``hi`` at each point of every variant's line."""
-    for variant, sub in df.groupby("variant"):
+    """A vertical whisker from ``lo`` to ``hi`` at each point of every variant's line that has both ends."""
+    for variant, sub in df.dropna(subset=[lo, hi]).groupby("variant"):
         ax.vlines(sub[x], sub[lo], sub[hi], color=styles[variant].color, linewidth=1.0, alpha=0.8)
+
+
+BAND_ALPHA = 0.2
+
+
+def ci_bands(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, styles: dict[str, VariantStyle]) -> None:
+    """A shaded band from ``lo`` to ``hi`` in each variant's colour along its line, over the runs of
+    neighbouring points that have both ends; a lone such point gets a wide bar of the same shade (a band
+    needs two points)."""
+    for variant, sub in df.sort_values(x).groupby("variant"):
+        present = sub[lo].notna() & sub[hi].notna()
+        stretch = (present != present.shift()).cumsum()  # numbers each run of neighbours alike
+        for _, run in sub[present].groupby(stretch[present]):
+            if len(run) > 1:
+                ax.fill_between(run[x], run[lo], run[hi], color=styles[variant].color, alpha=BAND_ALPHA,
+                                linewidth=0)
+            else:
+                ax.vlines(run[x], run[lo], run[hi], color=styles[variant].color, alpha=BAND_ALPHA, linewidth=6)
 
 
 def lines(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantStyle]) -> None:
@@ -165,6 +198,11 @@ def line_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> li
                linestyle=(0, styles[v].dashes) if styles[v].dashes else "-")
         for v in variants
     ]
+
+
+def point_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> list[Line2D]:
+    return [Line2D([], [], color=styles[v].color, marker=styles[v].marker, markeredgecolor=EDGE, linestyle="",
+                   label=v) for v in variants]
 
 
 def legend(fig: Figure, handles: Sequence[Artist]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ..catalog import BASELINE
+from ..records.summary import trial_frame
 from .data import (
     COMPARISON_KEYS,
     FigureData,
@@ -47,6 +48,24 @@ def speedup(data: FigureData) -> pd.DataFrame:
     if not (data.summary["variant"] == BASELINE).any():
         raise Skip(f"no {BASELINE} runs to compare against")
     return data.summary.dropna(subset=["speedup_vs_host_mediated"])
+
+
+# The summary's columns a configuration's trials are drawn against, as the trials figure names them.
+CONFIGURATION_STEP = {"step_ms_median": "configuration_ms", "step_ms_median_ci_low": "configuration_ci_low",
+                      "step_ms_median_ci_high": "configuration_ci_high"}
+
+
+def trials(data: FigureData) -> pd.DataFrame:
+    """Every record's median step (``trial_frame``), with its configuration's median and 95 % interval from the
+    summary (``CONFIGURATION_STEP``); Skip unless some configuration has 2 or more trials."""
+    data.require_records()  # Skip without records; the figure draws every trial, not only the first ones
+    frame = trial_frame(data.records)
+    if frame.groupby("configuration_id").size().max() < 2:
+        raise Skip("needs 2 or more trials of a configuration (config key `trials`); every configuration here has "
+                   "one")
+    by_id = data.summary.set_index("run_id")
+    return frame.assign(**{name: frame["configuration_id"].map(by_id[column])
+                           for column, name in CONFIGURATION_STEP.items()})
 
 
 def _non_empty(data: FigureData, column: str, reason: str) -> pd.DataFrame:
@@ -156,6 +175,7 @@ def loss(data: FigureData) -> pd.DataFrame:
 # File stem → check, in the order the paper tells its story.
 NEEDS: dict[str, Callable[[FigureData], Any]] = {
     "speedup": speedup,
+    "trials": trials,
     "gpu_exec_fraction": gpu_exec_fraction,
     "step_over_floor": step_over_floor,
     "memory": memory,

@@ -1,20 +1,25 @@
-"""Figures drawn from the summary table: speedup, GPU execution fraction, step time over the hardware
-floor, peak memory, batch-size sweep, multi-GPU scaling and host interference.
+"""Figures drawn from the summary table: speedup, the trials behind each configuration's median step, GPU
+execution fraction, step time over the hardware floor, peak memory, batch-size sweep, multi-GPU scaling and
+host interference.
 
 Each takes the data and what its check in ``needs.py`` returned (the rows or panels it draws)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..catalog import BASELINE
+from ..records.stats import MIN_TRIALS
 from .data import COMPARISON_KEYS, FigureData, panels
 from .draw import (
+    EDGE,
     bar_handles,
     bar_whiskers,
     bars,
+    ci_bands,
     legend,
     line_handles,
     line_whiskers,
@@ -22,6 +27,8 @@ from .draw import (
     log2_batch_axis,
     log_y,
     new_figure,
+    point_handles,
+    upright_height,
 )
 from .needs import BAR_PANEL_KEYS, Memory, Panels
 from .style import variant_order
@@ -29,6 +36,11 @@ from .style import variant_order
 WORST_CASE = "zerognn-worstcase"
 GIB = 2**30
 BATCH_LABEL = "batch size (seeds per GPU)"
+STEP_CI = ("step_ms_median_ci_low", "step_ms_median_ci_high")
+SPEEDUP_CI = ("speedup_vs_host_mediated_ci_low", "speedup_vs_host_mediated_ci_high")
+# The trials figure: a configuration's points spread over [slot - POINTS_AT - SPREAD, slot - POINTS_AT + SPREAD]
+# in trial order; its median tick and interval stand at slot + SUMMARY_AT.
+POINTS_AT, SPREAD, SUMMARY_AT, TICK = 0.1, 0.2, 0.25, 0.1
 
 
 def _batch_bars(data: FigureData, df: pd.DataFrame, y: str, title: str, subtitle: str, ylabel: str,
@@ -53,16 +65,55 @@ def _batch_bars(data: FigureData, df: pd.DataFrame, y: str, title: str, subtitle
 
 
 def speedup(data: FigureData, df: pd.DataFrame) -> Figure:
-    # The whisker is the variant's p10–p90 step time against host-mediated's median step.
-    base_ms = df["speedup_vs_host_mediated"] * df["step_ms_median"]
-    df = df.assign(speedup_lo=base_ms / df["step_ms_p90"], speedup_hi=base_ms / df["step_ms_p10"])
+    """Host-mediated's median step over each variant's, per batch size, with the ratio's bootstrap interval."""
     return _batch_bars(data, df, "speedup_vs_host_mediated", "Speedup over host-mediated",
                        "host-mediated's median step time / the variant's (log scale; higher is better; "
-                       "whiskers: the variant's p10–p90 step)", "speedup (×, log)", log_with_one=True,
-                       whiskers=("speedup_lo", "speedup_hi"))
+                       f"whiskers: 95 % CI over trials, bootstrap; none where n < {MIN_TRIALS})", "speedup (×, log)",
+                       log_with_one=True, whiskers=SPEEDUP_CI)
+
+
+def trials(data: FigureData, frame: pd.DataFrame) -> Figure:
+    """Every trial's median step, one point per trial beside its configuration's median and 95 % interval, a
+    slot per variant, a panel per comparison group, on a log scale."""
+    groups = list(panels(frame, COMPARISON_KEYS))
+    fig, axes = new_figure(
+        "Every trial's median step", len(groups), label_height=upright_height(frame["variant"].unique()),
+        subtitle=f"one point per trial (a fresh process), left to right in trial order; bar: the configuration's "
+                 f"median over trials with its 95 % CI (order statistics; none where n < {MIN_TRIALS})",
+    )
+    for (title, sub), (ax,) in zip(groups, axes):
+        variants = variant_order(sub["variant"])
+        for slot, variant in enumerate(variants):
+            _trial_points(ax, slot, sub[sub["variant"] == variant], data)
+        ax.set_xticks(range(len(variants)), variants, rotation=90)  # upright names never collide
+        ax.set_xlim(-0.6, len(variants) - 0.4)
+        ax.grid(False, axis="x")
+        log_y(ax)
+        ax.set(title=title, xlabel="variant", ylabel="median step (ms, log)")
+    summary = [Line2D([], [], color="black", marker="_", markersize=12, markeredgewidth=2.0, linestyle="",
+                      label="median over trials"),
+               Line2D([], [], color="black", marker="|", markersize=12, linestyle="", label="its 95 % CI")]
+    legend(fig, [*point_handles(data.styles, variant_order(frame["variant"])), *summary])
+    return fig
+
+
+def _trial_points(ax, slot: int, config: pd.DataFrame, data: FigureData) -> None:
+    """One configuration's trials as points in its variant's look, and its median tick and interval bar."""
+    config = config.sort_values("trial")
+    style = data.styles[config["variant"].iloc[0]]
+    offsets = np.linspace(-SPREAD, SPREAD, len(config)) if len(config) > 1 else np.zeros(1)
+    ax.scatter(slot - POINTS_AT + offsets, config["step_ms_median"], color=style.color, marker=style.marker,
+               edgecolors=EDGE, linewidths=0.5, alpha=0.85, zorder=2)
+    first = config.iloc[0]
+    at = slot + SUMMARY_AT
+    ax.hlines(first["configuration_ms"], at - TICK, at + TICK, color="black", linewidth=2.0, zorder=3)
+    if pd.notna(first["configuration_ci_low"]) and pd.notna(first["configuration_ci_high"]):
+        ax.vlines(at, first["configuration_ci_low"], first["configuration_ci_high"], color="black", linewidth=1.2,
+                  zorder=3)
 
 
 def gpu_exec_fraction(data: FigureData, df: pd.DataFrame) -> Figure:
+    """The share of each variant's step the GPU is busy, per batch size."""
     df = df.assign(gpu_busy_pct=100.0 * df["gpu_exec_fraction"])
     return _batch_bars(data, df, "gpu_busy_pct", "GPU execution fraction",
                        "GPU busy time per step (kernels, copies, memsets; profiled) / median unprofiled step time",
@@ -70,18 +121,20 @@ def gpu_exec_fraction(data: FigureData, df: pd.DataFrame) -> Figure:
 
 
 def step_over_floor(data: FigureData, df: pd.DataFrame) -> Figure:
+    """Each variant's median step over the hardware floor, per batch size."""
     return _batch_bars(data, df, "step_over_floor", "Step time over the hardware floor",
                        "median step / max(dense FLOPs / fp32 peak, bytes / bandwidth) at live sizes "
                        "(1 = the floor; lower is better)", "step / floor (×, log)", log_with_one=True)
 
 
 def memory(data: FigureData, need: Memory) -> Figure:
+    """Each variant's peak device memory per batch size, with the ideal (exact-size) peak as a line."""
     df, ideal = need.runs, need.ideal
     df = df.assign(peak_gib=df["peak_mem_bytes"].astype(float) / GIB)
     groups = list(panels(df, BAR_PANEL_KEYS))
     fig, axes = new_figure(
         "Peak device memory", len(groups),
-        subtitle=f"ideal: exact-size allocation ({BASELINE}'s peak, else the runs' estimate); "
+        subtitle=f"ideal: exact-size allocation ({BASELINE}'s peak, median over trials, else the runs' estimate); "
                  f"{WORST_CASE}: worst-case envelope",
     )
     for (title, sub), (ax,) in zip(groups, axes):
@@ -97,15 +150,35 @@ def memory(data: FigureData, need: Memory) -> Figure:
 
 
 def _step_time_lines(ax, sub: pd.DataFrame, x: str, data: FigureData, title: str, xlabel: str) -> None:
-    """Median step time per variant against ``x``, p10–p90 whiskers, on a log scale."""
+    """Median step time per variant against ``x`` on a log scale: a shaded band for the 95 % CI where the
+    configuration has one, p10–p90 whiskers where it has not (fewer than ``MIN_TRIALS`` trials)."""
     lines(ax, sub, x, "step_ms_median", data.styles)
-    line_whiskers(ax, sub, x, "step_ms_p10", "step_ms_p90", data.styles)
+    ci_bands(ax, sub, x, *STEP_CI, data.styles)
+    line_whiskers(ax, sub[~_has_step_ci(sub)], x, "step_ms_p10", "step_ms_p90", data.styles)
     log_y(ax)
-    ax.set(title=title, xlabel=xlabel, ylabel="median step time (ms, log; p10–p90)")
+    ax.set(title=title, xlabel=xlabel, ylabel="median step time (ms, log)")
+
+
+def _has_step_ci(df: pd.DataFrame) -> pd.Series:
+    """Which rows have both ends of the median step's interval (6 or more trials)."""
+    return df[STEP_CI[0]].notna() & df[STEP_CI[1]].notna()
+
+
+def _step_spread(groups: Panels) -> str:
+    """What the step-time panels' bands and whiskers show, for the subtitle."""
+    has_ci = pd.concat([_has_step_ci(sub) for _, sub in groups])
+    band = "band: 95 % CI of the median over trials"
+    whiskers = "p10–p90 of a trial's steps (median over trials)"
+    if has_ci.all():
+        return f"step time {band}"
+    if not has_ci.any():
+        return f"step time whiskers: {whiskers}; no CI below {MIN_TRIALS} trials"
+    return f"step time {band}; whiskers where n < {MIN_TRIALS}: {whiskers}"
 
 
 def batch_sweep(data: FigureData, groups: Panels) -> Figure:
-    fig, axes = new_figure("Batch-size sweep", len(groups), metrics=2)
+    """Median step time and throughput per variant against the batch size, a panel per comparison group."""
+    fig, axes = new_figure("Batch-size sweep", len(groups), metrics=2, subtitle=_step_spread(groups))
     variants = set()
     for (title, sub), (ax_time, ax_rate) in zip(groups, axes):
         variants.update(sub["variant"])
@@ -119,6 +192,7 @@ def batch_sweep(data: FigureData, groups: Panels) -> Figure:
 
 
 def scaling(data: FigureData, groups: Panels) -> Figure:
+    """Throughput and weak-scaling efficiency per variant against the GPU count."""
     fig, axes = new_figure(
         "Multi-GPU scaling", len(groups), metrics=2,
         subtitle="weak scaling: fixed batch per GPU; efficiency = per-GPU throughput / the smallest run's",
@@ -146,10 +220,11 @@ def _weak_scaling_efficiency(df: pd.DataFrame) -> pd.Series:
 
 
 def interference(data: FigureData, groups: Panels) -> Figure:
+    """Median step time and slowdown per variant against the number of CPU-bound processes beside the run."""
     fig, axes = new_figure(
         "Step time under host load", len(groups), metrics=2,
         subtitle="CPU-bound processes on the run's cores during the timed steps; slowdown = step / the same "
-                 "variant's without load",
+                 f"variant's without load; {_step_spread(groups)}",
     )
     variants = set()
     for (title, sub), (ax_time, ax_slow) in zip(groups, axes):
