@@ -80,9 +80,10 @@ import glob, json
 for path in sorted(glob.glob("results/runs/*.json")):
     r = json.load(open(path))
     p = r["metrics"]["phase_s"]
-    print(f"{r['run_id'][31:]:<40} {r['metrics']['step_ms_median']:8.3f} ms  " + " ".join(f"{k}={v:.2f}" for k, v in p.items()))
+    print(f"{r['run_id'][21:]:<44} {r['metrics']['step_ms_median']:8.3f} ms  " + " ".join(f"{k}={v:.2f}" for k, v in p.items()))
 PY
-    tar czf "$OUT/trials.tgz" results logs 2>/dev/null
+    cut -d'|' -f4,7-9,11 results/summary.md 2>/dev/null
+    tar czf "$OUT/trials.tgz" results logs figures 2>/dev/null
     ;;
 tests)
     timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 \
