@@ -1,7 +1,7 @@
 """The ``zerognn`` command line: the one entry point Snakemake rules (and users) call.
 
-Subcommands: ``dataset make|info``, ``run``, ``summarize``, ``figures``, ``build``, ``bench-ops``,
-``variants``, ``env``. Every argument is checked, and every output path proved writable, before any
+Subcommands: ``dataset make|info``, ``run``, ``summarize``, ``provenance``, ``figures``, ``build``,
+``bench-ops``, ``variants``, ``env``. Every argument is checked, and every output path proved writable, before any
 work starts. Errors caused by input are printed as one line naming the problem and the fix (exit
 status 2), argument errors included.
 """
@@ -91,7 +91,7 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
         check_writable_file(args.markdown, "summary --markdown")
     if args.figures:
         check_writable_file(args.figures, "supported-figures list --figures")
-    df = summarize(Path(args.runs), Path(args.out))
+    df = summarize(Path(args.runs), Path(args.out), allow_mixed_provenance=args.allow_mixed_provenance)
     print(f"{args.out}: {len(df)} configurations from {int(df['trials'].sum())} run records (trials)")
     for row in unstable(df).itertuples():
         print(f"unstable: {row.run_id}: between-trial CV {100 * row.step_ms_cv:.1f} % over {row.trials} trials "
@@ -111,6 +111,16 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
         write_supported(args.figures, reasons)
         supported = [name for name, reason in reasons.items() if reason is None]
         print(f"{args.figures}: the records support {len(supported)} of {len(reasons)} figures: {', '.join(supported)}")
+
+
+def _cmd_provenance(args: argparse.Namespace) -> None:
+    from .records.provenance import check_provenance
+    from .records.schema import iter_records
+
+    report = check_provenance(iter_records(Path(args.runs)), Path(args.repo))
+    print(f"{args.runs}: {len(report.verified)} record(s) ran exactly their commit's source files")
+    for run_id, why in report.unverified.items():
+        print(f"unverified: {run_id}: {why}")
 
 
 def _cmd_figures(args: argparse.Namespace) -> None:
@@ -248,7 +258,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--markdown", default=None, help="also write the summary as a markdown table here")
     s.add_argument("--figures", default=None, metavar="FILE",
                    help="also write which figures the records support here (JSON: figure -> null, or why not)")
+    s.add_argument("--allow-mixed-provenance", action="store_true",
+                   help="summarise comparison groups whose records come from several commits or machines (a "
+                        "study across machines); refused otherwise")
     s.set_defaults(func=_cmd_summarize)
+
+    pv = sub.add_parser("provenance", help="check each record's source files against the commit it names")
+    pv.add_argument("--runs", default="results/runs")
+    pv.add_argument("--repo", default=".", help="the git repository that holds the commits (default: here)")
+    pv.set_defaults(func=_cmd_provenance)
 
     f = sub.add_parser("figures", help="render every figure the records support (PNG and PDF)")
     f.add_argument("--summary", default="results/summary.csv")

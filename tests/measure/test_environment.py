@@ -25,7 +25,7 @@ def test_missing_tools_give_nulls(monkeypatch):
     monkeypatch.setattr(environment, "_version", lambda name: None)
     monkeypatch.setattr(environment, "_nvml_driver_version", lambda: None)
     env = collect_environment("cpu")
-    assert env["git_commit"] is None and env["git_dirty"] is None
+    assert env["git_commit"] is None and env["git_dirty"] is None and env["git_source"] is None
     assert env["snakemake"] is None
     assert env["driver_version"] is None
 
@@ -37,7 +37,11 @@ def test_environment_on_cuda():
 
 
 def test_commit_can_be_stated_for_a_tree_without_git(monkeypatch):
+    from zerognn.measure import provenance
+
     monkeypatch.setenv("ZEROGNN_GIT_COMMIT", "0123abcd")
     monkeypatch.setenv("ZEROGNN_GIT_DIRTY", "0")
+    monkeypatch.setattr(provenance, "_text", lambda args, repo: None)  # no usable git metadata
     env = collect_environment("cpu")
-    assert (env["git_commit"], env["git_dirty"]) == ("0123abcd", False)
+    assert (env["git_commit"], env["git_dirty"], env["git_source"]) == ("0123abcd", False, "environment")
+    assert len(env["source_sha256"]) == 64

@@ -287,7 +287,7 @@ def test_trials_that_differ_in_commit_or_gpu_are_refused(tmp_path, field, value)
     write_records(tmp_path / "runs", records)
     with pytest.raises(ZeroGNNError, match=f"the trials of tiny__sage__zerognn__b256__f15-10-5__g1 differ in "
                                            f"{field} .*: they are not repeats of one configuration"):
-        summarize(tmp_path / "runs", tmp_path / "s.csv")
+        summarize(tmp_path / "runs", tmp_path / "s.csv", allow_mixed_provenance=True)  # even across machines
     assert not (tmp_path / "s.csv").exists()
 
 
@@ -300,3 +300,26 @@ def test_summarize_names_each_unstable_configuration(tmp_path, capsys):
     assert out[0] == f"{tmp_path / 's.csv'}: 2 configurations from 20 run records (trials)"
     assert out[1:] == ["unstable: tiny__sage__host-mediated__b256__f15-10-5__g1: between-trial CV 13.9 % over 10 "
                        "trials (10 % or more: its interval, not its median, is the result)"]
+
+
+@pytest.mark.parametrize("field, value, what", [("git_commit", "def456", "commits"),
+                                                ("boot_id", "other-boot", "machine instances")])
+def test_a_comparison_group_of_two_commits_or_machines_is_refused_unless_allowed(tmp_path, field, value, what):
+    records = _trials("host-mediated", BASE_MS[:2]) + _trials("zerognn", FAST_MS[:2])
+    for r in records:
+        r["environment"]["boot_id"] = "boot-1"
+    records[-1]["environment"][field] = records[-2]["environment"][field] = value  # zerognn's trials
+    write_records(tmp_path / "runs", records)
+    with pytest.raises(ZeroGNNError, match=f"the comparison group tiny sage 256 15-10-5 1 0 False mixes {what}"
+                                           ".*mixed_provenance: true"):
+        summarize(tmp_path / "runs", tmp_path / "s.csv")
+    df = summarize(tmp_path / "runs", tmp_path / "s.csv", allow_mixed_provenance=True)
+    assert len(df) == 2
+
+
+def test_groups_may_differ_from_each_other_and_records_without_a_boot_id_count_for_none(tmp_path):
+    records = _trials("host-mediated", BASE_MS[:1]) + _trials("zerognn", FAST_MS[:1])
+    other = _trials("zerognn", FAST_MS[:1], batch_size=1024)
+    other[0]["environment"] |= {"git_commit": "def456", "boot_id": "boot-2"}
+    write_records(tmp_path / "runs", records + other)
+    assert len(summarize(tmp_path / "runs", tmp_path / "s.csv")) == 3

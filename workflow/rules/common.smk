@@ -6,6 +6,7 @@ import glob
 import os
 import shlex
 import sys
+import uuid
 
 import yaml
 from snakemake.logging import logger
@@ -35,10 +36,16 @@ if schema_problem(config, SCHEMA):
     _config_error(f"{schema_problem(config, SCHEMA)} (workflow/schemas/config.schema.yaml)")
 validate(config, "../schemas/config.schema.yaml")  # fills in the schema's defaults
 
+# One id for this invocation, inherited by every job it starts (a cluster job's own Snakemake keeps it):
+# each record names the call it ran in (zerognn/measure/provenance.py).
+os.environ.setdefault("ZEROGNN_CALL_ID", uuid.uuid4().hex[:16])
+
 DATA = config["data_dir"]
 RESULTS = config["results_dir"]
 FIGURES = config["figures_dir"]
 LOGS = config["logs_dir"]
+# The summary refuses a comparison group of several commits or machines unless the config allows it.
+MIXED_PROVENANCE = "--allow-mixed-provenance" if config["mixed_provenance"] else ""
 
 
 def _target():

@@ -49,9 +49,10 @@ rule figures:
         markdown=f"{RESULTS}/summary.md",
         supported=f"{RESULTS}/figures.json",
         out=FIGURES,
+        mixed=MIXED_PROVENANCE,
     conda:
         "../../environment.yml"
     shell:
         "(zerognn summarize --runs {params.runs:q} --out {params.summary:q} --markdown {params.markdown:q} "
-        "--figures {params.supported:q} && zerognn figures --summary {params.summary:q} --runs {params.runs:q} "
+        "{params.mixed} --figures {params.supported:q} && zerognn figures --summary {params.summary:q} --runs {params.runs:q} "
         "--out {params.out:q}) > {log:q} 2>&1"

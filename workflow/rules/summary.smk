@@ -14,8 +14,10 @@ checkpoint summary:
         f"{LOGS}/summary.log",
     params:
         runs=lambda wc, input: os.path.dirname(input[0]),
+        mixed=MIXED_PROVENANCE,
     conda:
         "../../environment.yml"
     shell:
         "zerognn summarize --runs {params.runs:q} --out {output.csv:q} --markdown {output.markdown:q} "
+        "{params.mixed} "
         "--figures {output.figures:q} > {log:q} 2>&1"

@@ -1,4 +1,5 @@
-"""The environment a run happened in: code version, package versions, GPU, driver, host and time.
+"""The environment a run happened in: code version and provenance (``zerognn.measure.provenance``), package
+versions, GPU, driver, host and time.
 
 Every probe is best-effort: a missing tool, package or GPU gives ``null``, never an exception, so a
 record can always be written.
@@ -18,6 +19,7 @@ from typing import Any
 
 import torch
 
+from . import provenance
 from .host_load import run_affinity
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -31,10 +33,14 @@ def collect_environment(device: torch.device | str) -> dict[str, Any]:
     """Describe this machine and checkout for a run on ``device`` (a JSON-ready dict)."""
     device = torch.device(device)
     cuda = device.type == "cuda" and torch.cuda.is_available()
-    commit, dirty = _git_state()
+    commit, dirty, source = provenance.git_state()
     return {
         "git_commit": commit,
         "git_dirty": dirty,
+        "git_source": source,
+        "source_sha256": provenance.source_sha256(),
+        "boot_id": provenance.boot_id(),
+        "call_id": provenance.call_id(),
         "python": platform.python_version(),
         "torch": str(torch.__version__),
         "cuda": torch.version.cuda,
@@ -49,23 +55,6 @@ def collect_environment(device: torch.device | str) -> dict[str, Any]:
         "cpu_affinity": len(run_affinity()),  # the cores the run (and any host load beside it) may use
         "utc_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-
-
-def _git_state() -> tuple[str | None, bool | None]:
-    """(commit, dirty) of the checkout, or what ZEROGNN_GIT_COMMIT / ZEROGNN_GIT_DIRTY say.
-
-    The variables are for copies of the tree without usable git metadata (a GPU machine given a copy of
-    the tree gets the working tree, not the repository): whoever copies the tree states the commit it
-    came from.
-    """
-    if commit := os.environ.get("ZEROGNN_GIT_COMMIT"):
-        dirty = os.environ.get("ZEROGNN_GIT_DIRTY")
-        return commit, None if dirty is None else dirty == "1"
-    commit = _run(["git", "rev-parse", "HEAD"])
-    if not commit:
-        return None, None
-    status = _run(["git", "status", "--porcelain"])
-    return commit, None if status is None else status != ""
 
 
 def _version(distribution: str) -> str | None:

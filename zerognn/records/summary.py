@@ -5,10 +5,12 @@ aggregates a configuration's trials (``zerognn.records.stats``): the median over
 median step with its 95 % interval and the between-trial CV, the medians of the other metrics over the
 trials that have them (only the first trial is profiled and evaluated), and within each comparison group
 the ratios to host-mediated (speedup, whole-epoch speedup, peak memory) with bootstrap intervals. A
-configuration's trials must agree on everything that is not measured (commit, GPU, hidden width); old
-one-trial records summarise as n = 1 without intervals. ``read_summary`` reads the CSV back with the
-same column types and rejects a file that is empty, truncated, damaged or lists a configuration twice;
-``check_summary_current`` says whether a summary still matches the records it was built from.
+configuration's trials must agree on everything that is not measured (commit, GPU, hidden width), and a
+comparison group's records must come from one commit and one machine instance unless a study across
+machines allows it (``check_one_provenance``); old one-trial records summarise as n = 1 without
+intervals. ``read_summary`` reads the CSV back with the same column types and rejects a file that is
+empty, truncated, damaged or lists a configuration twice; ``check_summary_current`` says whether a
+summary still matches the records it was built from.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ def trial_row(record: dict[str, Any]) -> dict[str, Any]:
                              "peak_mem_bytes", *RECORD_METRICS)},
         "final_loss": final_loss(record["losses"]),
         "val_acc": record["accuracy"]["val"], "test_acc": record["accuracy"]["test"],
-        "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "started_at": env.get("started_at"),
+        "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "boot_id": env.get("boot_id"),
+        "started_at": env.get("started_at"),
         "run_id": record["run_id"], "configuration_id": key.configuration().run_id,
     }
 
@@ -166,6 +169,20 @@ def _configuration(config_id: str, trials: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def check_one_provenance(trials: pd.DataFrame) -> None:
+    """ZeroGNNError unless every comparison group's records come from one commit and one machine instance
+    (``environment.boot_id``; records without one are not counted against it)."""
+    for values, group in trials.groupby(GROUP_KEYS, sort=False):
+        for column, what in (("git_commit", "commits"), ("boot_id", "machine instances (boot ids)")):
+            seen = group.dropna(subset=[column]).drop_duplicates(column)
+            if len(seen) > 1:
+                runs = ", ".join(f"{run_id} ({value})" for run_id, value in zip(seen["run_id"], seen[column]))
+                raise ZeroGNNError(
+                    f"the comparison group {' '.join(str(v) for v in values)} mixes {what}: {runs}; record a group "
+                    f"at one commit on one machine, or, for a study across machines, allow it (config "
+                    f"`mixed_provenance: true`, zerognn summarize --allow-mixed-provenance)")
+
+
 def configuration_rows(trials: pd.DataFrame) -> pd.DataFrame:
     """The summary of ``trial_frame`` rows: one row per configuration, with the ratios to host-mediated."""
     by_config = {config_id: t for config_id, t in trials.groupby("configuration_id", sort=False)}
@@ -209,14 +226,18 @@ def unstable(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["step_ms_cv"] >= stats.CV_FLAG]
 
 
-def summarize(runs_dir: str | os.PathLike, out_csv: str | os.PathLike) -> pd.DataFrame:
-    """Build the summary of every record under ``runs_dir``, write it to ``out_csv``, return it."""
+def summarize(runs_dir: str | os.PathLike, out_csv: str | os.PathLike,
+              allow_mixed_provenance: bool = False) -> pd.DataFrame:
+    """Build the summary of every record under ``runs_dir``, write it to ``out_csv``, return it. A comparison
+    group mixing commits or machines is refused unless ``allow_mixed_provenance``."""
     trials = trial_frame(iter_records(runs_dir))
     if trials.empty:
         raise ZeroGNNError(
             f"no run records (*.json) under {runs_dir}; run the pipeline first (snakemake) or point to the "
             f"directory that holds the records."
         )
+    if not allow_mixed_provenance:
+        check_one_provenance(trials)
     df = configuration_rows(trials).sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
     df = df[SUMMARY_COLUMNS].astype(COLUMNS)
     with atomic_path(out_csv) as tmp:
