@@ -241,3 +241,20 @@ def test_record_figures_draw_each_configuration_once_from_its_first_trial(tmp_pa
         fig = draw_figure("loss", data)
     curves = [line.get_ydata() for ax in fig.axes for line in ax.get_lines() if len(line.get_ydata()) > 2]
     assert len(curves) == 1 and all(abs(v) < 1e-12 for v in curves[0])  # zerognn's one curve, against trial 1
+
+
+def test_memory_draws_allocated_bars_reserved_ticks_and_the_computed_ideal(tmp_path):
+    mem = {"peak_mem_bytes": 2**30, "peak_reserved_bytes": 3 * 2**29, "ideal_mem_bytes": 2**29}
+    records = (_trials("host-mediated", 2, 10.0, first=mem, later=mem)
+               + _trials("zerognn", 2, 2.0, first={**mem, "peak_mem_bytes": 2**31, "peak_reserved_bytes": 2**32},
+                         later={**mem, "peak_mem_bytes": 2**31, "peak_reserved_bytes": 2**32}))
+    data = _data(tmp_path, records)
+    need = NEEDS["memory"](data)
+    assert need.computed and list(need.ideal) == [2**29]  # the step's own tensors, not host-mediated's peak
+    with theme():
+        fig = draw_figure("memory", data)
+    ax = fig.axes[0]
+    assert [y for y, _, _ in _segments(ax, vertical=False)] == [0.5]
+    ticks = sorted(float(line.get_ydata()[0]) for line in ax.lines if line.get_marker() == "_")
+    assert ticks == [1.5, 4.0]  # GiB: host-mediated's and zerognn's reserved peaks
+    assert any("ticks: reserved" in t.get_text() for t in fig.texts)

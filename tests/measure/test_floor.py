@@ -3,7 +3,7 @@
 import pytest
 
 from zerognn.datasets.store import load_dataset
-from zerognn.measure.floor import GPU_PEAKS, StepSizes, floor_metrics, step_sizes, step_work
+from zerognn.measure.floor import GPU_PEAKS, StepSizes, floor_metrics, step_memory, step_sizes, step_work
 from zerognn.models import build_model
 from zerognn.sampling import batch_seeds, epoch_permutation, sample_subgraph
 
@@ -57,3 +57,14 @@ def test_step_sizes_are_the_reference_samplers_mean_live_sizes(tiny_dataset_dir)
     for h in range(2):
         assert sizes.edges[h] == pytest.approx(sum(sub.hops[h].num_edges for sub in subs) / 2)
     assert sizes.frontiers[0] == 64
+
+
+def test_the_ideal_memory_counts_the_steps_own_tensors_at_live_sizes():
+    sizes = StepSizes((10.0, 40.0, 100.0), (35.0, 90.0))  # seeds, then two hops
+    model = build_model("sage", 8, 16, 3, 2, seed=0)
+    params = sum(p.numel() for p in model.parameters())
+    by_hand = (12 * params                      # gradients and Adam's two moments
+               + 4 * (10 + 40 + 100 + 35 + 90)  # one id per frontier node and per sampled edge
+               + 4 * 100 * 8                    # the gathered features (the last frontier's rows)
+               + 4 * 40 * 16 + 4 * 10 * 3)      # each layer's output: hidden on hop 1's nodes, classes on the seeds
+    assert step_memory(model, sizes) == by_hand

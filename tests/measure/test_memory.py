@@ -10,12 +10,13 @@ class FakeAllocator:
     """PyTorch's allocator counters, driven by hand."""
 
     def __init__(self):
-        self.live = self.peak = self.cached = 0
+        self.live = self.peak = self.cached = self.reserved_peak = 0
         self.emptied = 0
 
     def alloc(self, n):
         self.live += n
         self.peak = max(self.peak, self.live)
+        self.reserved_peak = max(self.reserved_peak, self.reserved())
 
     def free(self, n):
         self.live -= n
@@ -28,9 +29,13 @@ class FakeAllocator:
 
     def reset_peak(self):
         self.peak = self.live
+        self.reserved_peak = self.reserved()
 
     def reserved(self):
         return self.live + self.cached
+
+    def max_reserved(self):
+        return self.reserved_peak
 
     def empty_cache(self):
         self.emptied += 1
@@ -101,3 +106,21 @@ def test_captures_are_counted_and_the_patch_always_undone():
             assert torch.cuda.CUDAGraph.capture_begin is not original
             raise RuntimeError("boom")
     assert torch.cuda.CUDAGraph.capture_begin is original and count.count == 0
+
+
+def test_the_reserved_peak_covers_cached_blocks_and_never_falls_below_the_allocated_one():
+    alloc = FakeAllocator()
+    meter = PeakMemory("cuda", alloc)
+    alloc.alloc(100)                 # resident
+    meter.start_window()
+    alloc.alloc(300)                 # a step's temporaries...
+    alloc.free(300)
+    alloc.cached += 300              # ...freed into the cache: still held from the device
+    assert meter.peak_bytes() == 400 and meter.peak_reserved_bytes() == 400
+    alloc.cached -= 250              # a graph's pool takes 250 of the cached bytes: its working set is held
+    meter.hold(250)
+    alloc.cached += 250
+    assert meter.peak_bytes() == 400 and meter.peak_reserved_bytes() == 400
+    alloc.cached += 500              # the cache grows (another graph pool): reserved only
+    alloc.alloc(0)
+    assert meter.peak_bytes() == 400 and meter.peak_reserved_bytes() == 900

@@ -44,6 +44,8 @@ def make_record(
     host_load: int = 0,
     trial: int = 1,
     phase_s: dict[str, float] | None = None,
+    peak_reserved_bytes: int | None = None,
+    ideal_mem_bytes: int | None = None,
 ) -> dict[str, Any]:
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
@@ -71,7 +73,7 @@ def make_record(
             "step_over_floor": None if floor_ms is None else median / floor_ms, "floor_gflop": 1.0,
             "floor_gbytes": 0.1, "gpu_ms_by_class": gpu_ms_by_class or {},
             "epoch_s_measured": epoch_s_measured, "epoch_first_step": epoch_first_step,
-            "phase_s": phase_s or {},
+            "phase_s": phase_s or {}, "peak_reserved_bytes": peak_reserved_bytes, "ideal_mem_bytes": ideal_mem_bytes,
         },
         "losses": [1.5, 1.2, 1.0, 0.9, 0.8, 0.7, 0.6] if losses is None else losses,
         "accuracy": {"val": 0.5, "test": 0.45, "eval_nodes": 100},

@@ -21,7 +21,7 @@ ADDED = {
     3: FIELDS_NEW_IN_V3,
     4: ("gpu_ms_by_class",),
     5: FIELDS_NEW_IN_V5,
-    6: ("phase_s",),
+    6: ("phase_s", "peak_reserved_bytes", "ideal_mem_bytes"),
 }
 
 

@@ -323,3 +323,13 @@ def test_groups_may_differ_from_each_other_and_records_without_a_boot_id_count_f
     other[0]["environment"] |= {"git_commit": "def456", "boot_id": "boot-2"}
     write_records(tmp_path / "runs", records + other)
     assert len(summarize(tmp_path / "runs", tmp_path / "s.csv")) == 3
+
+
+def test_memory_both_ways_and_the_ideal_are_medians_over_trials(tmp_path):
+    records = _trials("zerognn", FAST_MS[:3])
+    for r, reserved in zip(records, (5, 7, 6)):
+        r["metrics"] |= {"peak_reserved_bytes": 2**20 * reserved, "ideal_mem_bytes": 2**20}
+    write_records(tmp_path / "runs", records)
+    row = summarize(tmp_path / "runs", tmp_path / "s.csv").iloc[0]
+    assert (row["peak_mem_bytes"], row["peak_reserved_bytes"], row["ideal_mem_bytes"]) == (4 * 2**20, 6 * 2**20,
+                                                                                         2**20)

@@ -152,6 +152,22 @@ def bar_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, order: li
                     ax.vlines(center, low, high, color="black", linewidth=0.9, zorder=3)
 
 
+# A short thick tick across a bar: a second value of the same bar (memory's reserved peak over its allocated one).
+RESERVED_MARK = {"marker": "_", "markersize": 14, "markeredgewidth": 2.2, "color": "0.1"}
+
+
+def bar_marks(ax: Axes, df: pd.DataFrame, x: str, y: str, order: list) -> None:
+    """A tick at ``y`` across each bar ``bars`` drew (same ``df``, ``x`` and order); none where ``y`` is NaN."""
+    variants = variant_order(df["variant"])
+    values = df.set_index(["variant", x])[y]
+    for container, variant in zip(ax.containers, variants):
+        for bar in container:
+            center = bar.get_x() + bar.get_width() / 2
+            key = (variant, order[int(round(center))])
+            if key in values.index and pd.notna(values.loc[key]):
+                ax.plot([center], [values.loc[key]], linestyle="", zorder=3, **RESERVED_MARK)
+
+
 def line_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, styles: dict[str, VariantStyle]) -> None:
     """A vertical whisker from ``lo`` to ``hi`` at each point of every variant's line that has both ends."""
     for variant, sub in df.dropna(subset=[lo, hi]).groupby("variant"):

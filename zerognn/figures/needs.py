@@ -88,18 +88,22 @@ def step_over_floor(data: FigureData) -> pd.DataFrame:
 class Memory:
     runs: pd.DataFrame   # the runs with a measured peak
     ideal: pd.Series     # ideal peak bytes per comparison group (COMPARISON_KEYS)
+    computed: bool       # every group's ideal is the step's own tensors (ideal_mem_bytes), not a stand-in
 
 
 def memory(data: FigureData) -> Memory:
     df = _non_empty(data, "peak_mem_bytes", "no device memory measured (peak_mem_bytes is empty)")
-    ideal = _ideal_peak(df, ideal_memory(data.records))
+    computed = df.groupby(COMPARISON_KEYS)["ideal_mem_bytes"].min().astype(float)
+    ideal = computed.combine_first(_ideal_peak(df, ideal_memory(data.records)))
     if ideal.isna().all():
-        raise Skip(f"no ideal to compare against (no {BASELINE} runs and no variant_info.ideal_peak_mem_bytes)")
-    return Memory(df, ideal)
+        raise Skip(f"no ideal to compare against (no ideal_mem_bytes, no {BASELINE} runs and no "
+                   f"variant_info.ideal_peak_mem_bytes)")
+    return Memory(df, ideal, bool(computed.notna().all()))
 
 
 def _ideal_peak(df: pd.DataFrame, estimates: dict[str, int]) -> pd.Series:
-    """Ideal peak bytes per comparison group: host-mediated's measured peak, else a run's estimate."""
+    """Ideal peak bytes per comparison group for records without ``ideal_mem_bytes`` (older schemas):
+    host-mediated's measured peak, else a run's estimate."""
     measured = df[df["variant"] == BASELINE].set_index(COMPARISON_KEYS)["peak_mem_bytes"].astype(float)
     estimated = df.assign(estimate=df["run_id"].map(estimates)).groupby(COMPARISON_KEYS)["estimate"].max()
     return measured.combine_first(estimated.astype(float))

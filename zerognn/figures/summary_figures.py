@@ -16,7 +16,9 @@ from ..records.stats import MIN_TRIALS
 from .data import COMPARISON_KEYS, FigureData, panels
 from .draw import (
     EDGE,
+    RESERVED_MARK,
     bar_handles,
+    bar_marks,
     bar_whiskers,
     bars,
     ci_bands,
@@ -130,22 +132,29 @@ def step_over_floor(data: FigureData, df: pd.DataFrame) -> Figure:
 def memory(data: FigureData, need: Memory) -> Figure:
     """Each variant's peak device memory per batch size, with the ideal (exact-size) peak as a line."""
     df, ideal = need.runs, need.ideal
-    df = df.assign(peak_gib=df["peak_mem_bytes"].astype(float) / GIB)
+    df = df.assign(peak_gib=df["peak_mem_bytes"].astype(float) / GIB,
+                   reserved_gib=df["peak_reserved_bytes"].astype(float) / GIB)
     groups = list(panels(df, BAR_PANEL_KEYS))
+    source = ("the step's own tensors at live sizes" if need.computed
+              else f"the step's tensors where recorded, else {BASELINE}'s peak or the runs' estimate")
     fig, axes = new_figure(
         "Peak device memory", len(groups),
-        subtitle=f"ideal: exact-size allocation ({BASELINE}'s peak, median over trials, else the runs' estimate); "
-                 f"{WORST_CASE}: worst-case envelope",
+        subtitle=f"bars: allocated (live tensors); ticks: reserved (all the allocator holds, graph pools and "
+                 f"cache included); ideal: {source}; {WORST_CASE}: worst-case envelope",
     )
     for (title, sub), (ax,) in zip(groups, axes):
         order = bars(ax, sub, "batch_size", "peak_gib", data.styles)
+        bar_marks(ax, sub, "batch_size", "reserved_gib", order)
         for i, batch in enumerate(order):
             key = tuple(sub.loc[sub["batch_size"] == batch, COMPARISON_KEYS].iloc[0])
             if pd.notna(ideal.get(key)):
                 ax.hlines(ideal[key] / GIB, i - 0.45, i + 0.45, color="black", linewidth=2.0)
         ax.set(title=title, xlabel=BATCH_LABEL, ylabel="peak memory (GiB)")
     ideal_handle = Line2D([], [], color="black", linewidth=2.0, label="ideal (exact sizes)")
-    legend(fig, [*bar_handles(data.styles, variant_order(df["variant"])), ideal_handle])
+    handles = [*bar_handles(data.styles, variant_order(df["variant"])), ideal_handle]
+    if df["reserved_gib"].notna().any():
+        handles.append(Line2D([], [], linestyle="", **RESERVED_MARK, label="reserved peak"))
+    legend(fig, handles)
     return fig
 
 

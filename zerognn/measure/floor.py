@@ -91,6 +91,20 @@ def step_work(model: nn.Module, sizes: StepSizes) -> tuple[float, float]:
     return flops, nbytes
 
 
+def step_memory(model: nn.Module, sizes: StepSizes) -> int:
+    """The ideal memory of one training step of ``model`` over ``sizes`` (``ideal_mem_bytes``): the bytes of
+    the tensors the step keeps at once at its live sizes, above the resident dataset and parameters — the
+    parameters' gradients and Adam's two moments, one id per node of every frontier and per sampled edge,
+    the gathered feature rows and every layer's output, all alive when the forward pass ends. Every
+    variant computes this step, so none can hold less; exact-size allocation of these alone is the ideal."""
+    layers = len(model.lins)
+    nbytes = 12 * sum(p.numel() for p in model.parameters())
+    nbytes += 4 * (sum(sizes.frontiers) + sum(sizes.edges))
+    nbytes += 4 * sizes.frontiers[-1] * model.widths[0]
+    nbytes += sum(4 * sizes.frontiers[layers - i - 1] * model.widths[i + 1] for i in range(layers))
+    return int(nbytes)
+
+
 def gpu_peak(gpu_name: str | None) -> tuple[float, float] | None:
     """(FLOP/s, bytes/s) of a known GPU; None for any other name."""
     peak = GPU_PEAKS.get(gpu_name or "")

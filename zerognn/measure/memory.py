@@ -8,7 +8,9 @@ overflow) can never hide the steps before it.
 A replayed CUDA Graph's tensors are freed for the allocator when capture ends, yet every replay
 reuses their memory. A variant declares such bytes with :meth:`PeakMemory.hold` for as long as its
 graph is the one replayed; they are added to the allocated bytes of every period in which they are
-held. On the CPU the meter measures nothing (``peak_bytes`` is None).
+held. The meter also keeps the peak of reserved memory (``peak_reserved_bytes``): every segment the
+allocator holds from the device, graph pools and cached free blocks included, which no other process can
+use. On the CPU the meter measures nothing (both peaks are None).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Allocator(Protocol):
     def max_allocated(self) -> int: ...
     def reset_peak(self) -> None: ...
     def reserved(self) -> int: ...
+    def max_reserved(self) -> int: ...
     def empty_cache(self) -> None: ...
 
 
@@ -46,6 +49,9 @@ class TorchCudaAllocator:
 
     def reserved(self) -> int:
         return torch.cuda.memory_reserved(self.device)
+
+    def max_reserved(self) -> int:
+        return torch.cuda.max_memory_reserved(self.device)
 
     def empty_cache(self) -> None:
         torch.cuda.empty_cache()
@@ -66,6 +72,7 @@ class PeakMemory:
             allocator = TorchCudaAllocator(device)
         self._allocator = allocator
         self._peak = 0
+        self._reserved_peak = 0
         self._held = 0
 
     @property
@@ -81,6 +88,7 @@ class PeakMemory:
         if self._allocator is not None:
             self._allocator.reset_peak()
             self._peak = self._allocator.allocated() + self._held
+            self._reserved_peak = self._allocator.reserved()
 
     def hold(self, nbytes: int) -> None:
         """From now on, ``nbytes`` of live memory the allocator does not count (0: none)."""
@@ -112,8 +120,17 @@ class PeakMemory:
         self._close_period()
         return self._peak
 
+    def peak_reserved_bytes(self) -> int | None:
+        """The most bytes the allocator held from the device since ``start_window``: every segment, CUDA Graph
+        pools and cached free blocks included (what the process takes from the device); None on the CPU."""
+        if self._allocator is None:
+            return None
+        self._close_period()
+        return self._reserved_peak
+
     def _close_period(self) -> None:
-        """Fold the allocator's peak since its last reset into the meter, then reset it."""
+        """Fold the allocator's peaks since its last reset into the meter, then reset them."""
         if self._allocator is not None:
             self._peak = max(self._peak, self._allocator.max_allocated() + self._held)
+            self._reserved_peak = max(self._reserved_peak, self._allocator.max_reserved())
             self._allocator.reset_peak()

@@ -30,6 +30,8 @@ class Measurements:
     peak_mem_bytes: int | None  # above what was resident before setup; None on the CPU
     cuda_graph_captures: int | None  # None on the CPU
     floor_work: tuple[float, float] | None  # the step's (dense FLOPs, bytes) at its live sizes
+    peak_reserved_bytes: int | None  # the allocator's reserved peak above the resident tensors; None on the CPU
+    ideal_mem_bytes: int | None  # the step's tensors at its live sizes (zerognn.measure.floor.step_memory)
 
 
 def build_record(spec: RunSpec, device_type: str, dataset: dict[str, Any], measured: Measurements,
@@ -70,6 +72,8 @@ def metrics(spec: RunSpec, m: Measurements, gpu_name: str | None) -> dict[str, A
         "gpu_ms_by_class": gpu_ms_by_class(trace, m.untraced_ms_per_step),
         **floor_metrics(median, m.floor_work, gpu_name),
         "peak_mem_bytes": m.peak_mem_bytes,
+        "peak_reserved_bytes": m.peak_reserved_bytes,
+        "ideal_mem_bytes": m.ideal_mem_bytes,
         "cuda_graph_captures": m.cuda_graph_captures,
         "phase_ms": {} if trace is None else trace.phase_ms,
         "window_ms": None if trace is None else trace.window_ms,

@@ -25,7 +25,7 @@ EXACT_ABSOLUTE = 1e-9
 GPU_ONLY_METRICS = (
     "gpu_busy_ms_per_step", "gpu_untraced_ms_per_step", "gpu_exec_fraction", "gpu_gap_in_graph_ms_per_step",
     "gpu_wait_host_ms_per_step", "host_syncs_per_step", "host_launches_per_step", "peak_mem_bytes",
-    "cuda_graph_captures", "gpu_activities_per_step", "floor_ms", "step_over_floor",
+    "peak_reserved_bytes", "cuda_graph_captures", "gpu_activities_per_step", "floor_ms", "step_over_floor",
 )
 
 
@@ -54,6 +54,15 @@ def check_consistency(record: dict[str, Any]) -> None:
     _check_ratios(c, m)
     _check_whole_epoch(m)
     _check_floor(m)
+    _check_memory(m)
+
+
+def _check_memory(m: dict[str, Any]) -> None:
+    """The allocator's reserved peak holds its allocated one (graph-held bytes sit in reserved pools)."""
+    allocated, reserved = m["peak_mem_bytes"], m["peak_reserved_bytes"]
+    if allocated is not None and reserved is not None and reserved < allocated:
+        raise InvalidRecord("metrics.peak_reserved_bytes", f"is {reserved} but must be at least peak_mem_bytes "
+                                                            f"({allocated})")
 
 
 def check_cpu_metrics_null(metrics: dict[str, Any], keys: Sequence[str]) -> None:

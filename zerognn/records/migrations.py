@@ -23,6 +23,8 @@ Record = dict[str, Any]
 FIELDS_NEW_IN_V3 = ("gpu_activities_per_step", "floor_ms", "step_over_floor", "floor_gflop", "floor_gbytes")
 # Schema 5: a whole epoch's measured wall time and the global step it started at (null: not run).
 FIELDS_NEW_IN_V5 = ("epoch_s_measured", "epoch_first_step")
+# Schema 6: memory both ways and its ideal (null: not measured); also phase_s ({}).
+FIELDS_NEW_IN_V6 = ("peak_reserved_bytes", "ideal_mem_bytes")
 
 
 def _reads(**objects: tuple[str, ...]) -> Draft202012Validator:
@@ -75,8 +77,9 @@ def v4_to_v5(record: Record) -> Record:
 
 
 def v5_to_v6(record: Record) -> Record:
-    """Schema 6 added the run's wall time by phase: empty (not kept)."""
-    return record | {"schema_version": 6, "metrics": record["metrics"] | {"phase_s": {}}}
+    """Schema 6 added the run's wall time by phase (empty), the reserved peak and the ideal memory (null)."""
+    added = {"phase_s": {}} | dict.fromkeys(FIELDS_NEW_IN_V6)
+    return record | {"schema_version": 6, "metrics": record["metrics"] | added}
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ RECORD_METRICS = (
     "floor_ms",
 )
 MEDIAN_METRICS = (*RECORD_METRICS, "final_loss", "val_acc", "test_acc")
+# Byte counts, summarised as the median over trials rounded to a whole byte.
+MEMORY_METRICS = ("peak_mem_bytes", "peak_reserved_bytes", "ideal_mem_bytes")
 # Ratios to host-mediated within a comparison group: column -> (the trials' metric, whether the baseline's
 # value is the numerator), each with a bootstrap interval.
 RATIOS = {
@@ -72,6 +74,7 @@ COLUMNS: dict[str, str] = {
     "gpu_exec_fraction": "float64", "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64",
     "gpu_gap_in_graph_ms_per_step": "float64", "gpu_wait_host_ms_per_step": "float64",
     "host_syncs_per_step": "float64", "host_launches_per_step": "float64", "peak_mem_bytes": "Int64",
+    "peak_reserved_bytes": "Int64", "ideal_mem_bytes": "Int64",
     "gpu_activities_per_step": "float64", "floor_ms": "float64", "step_over_floor": "float64",
     "final_loss": "float64", "val_acc": "float64", "test_acc": "float64",
     **{column: kind for name in RATIOS for column, kind in _with_ci(name).items()},
@@ -105,7 +108,7 @@ def trial_row(record: dict[str, Any]) -> dict[str, Any]:
     return {
         **key.as_dict(), "fanouts": fanouts_label(key.fanouts), "device": c["device"], "hidden": c["hidden"],
         **{k: m[k] for k in ("step_ms_median", "step_ms_p10", "step_ms_p90", "steps_per_epoch", "epoch_s_measured",
-                             "peak_mem_bytes", *RECORD_METRICS)},
+                             *MEMORY_METRICS, *RECORD_METRICS)},
         "final_loss": final_loss(record["losses"]),
         "val_acc": record["accuracy"]["val"], "test_acc": record["accuracy"]["test"],
         "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "boot_id": env.get("boot_id"),
@@ -126,6 +129,11 @@ def _present(values: pd.Series) -> list[float]:
 def _median_or_nan(values: pd.Series) -> float:
     present = _present(values)
     return stats.median(present) if present else math.nan
+
+
+def _median_bytes(values: pd.Series) -> Any:
+    median = _median_or_nan(values)
+    return pd.NA if math.isnan(median) else round(median)
 
 
 def _ci(values: list[float]) -> tuple[float, float]:
@@ -149,7 +157,6 @@ def _configuration(config_id: str, trials: pd.DataFrame) -> dict[str, Any]:
     median = stats.median(steps)
     epochs = _present(trials["epoch_s_measured"])
     spread = stats.cv(steps)
-    peak = _median_or_nan(trials["peak_mem_bytes"])
     floor = _median_or_nan(trials["floor_ms"])
     return {
         **{k: first[k] for k in KEY_COLUMNS}, **{k: _shared(trials, k, config_id) for k in SHARED},
@@ -163,7 +170,7 @@ def _configuration(config_id: str, trials: pd.DataFrame) -> dict[str, Any]:
         "epoch_s_measured": stats.median(epochs) if epochs else math.nan,
         **dict(zip(("epoch_s_measured_ci_low", "epoch_s_measured_ci_high"), _ci(epochs))),
         **{k: _median_or_nan(trials[k]) for k in MEDIAN_METRICS},
-        "peak_mem_bytes": pd.NA if math.isnan(peak) else round(peak),
+        **{k: _median_bytes(trials[k]) for k in MEMORY_METRICS},
         "step_over_floor": median / floor,
         "run_id": config_id,
     }

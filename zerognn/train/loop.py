@@ -43,7 +43,7 @@ from ..distributed import World, barrier, init_world, mean_over_ranks, shutdown
 from ..errors import ZeroGNNError
 from ..measure.captures import counting_cuda_graph_captures
 from ..measure.environment import collect_environment
-from ..measure.floor import SIZE_SAMPLES, step_sizes, step_work
+from ..measure.floor import SIZE_SAMPLES, StepSizes, step_memory, step_sizes, step_work
 from ..measure.host_load import host_load
 from ..measure.memory import PeakMemory
 from ..measure.phases import PhaseClock
@@ -188,7 +188,7 @@ def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantCo
             say(f"measuring {spec.measure_steps} steps")
             memory.start_window()
             step_ms = time_steps(variant, spec.warmup_steps, spec.measure_steps, device, captures)
-            peak = memory.peak_bytes()
+            peak, peak_reserved = memory.peak_bytes(), memory.peak_reserved_bytes()
             median, p10, p90 = percentiles(step_ms)
             say(f"step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
         epoch_first = spec.whole_epoch_first_step(ctx.steps_per_epoch)
@@ -206,10 +206,13 @@ def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantCo
             variant.finish()
             untraced = untraced_ms(variant.untraced_replay(), trace, device)
     with clock.phase("floor sizes"):
-        floor_work = _floor_work(spec, ctx, host_ds)
+        sizes = _live_sizes(spec, ctx, host_ds)
     return Measurements(
         ctx.steps_per_epoch, step_ms, trace, untraced, epoch_s, epoch_first,
-        None if peak is None else peak - resident, None if captures is None else captures.count, floor_work,
+        None if peak is None else peak - resident, None if captures is None else captures.count,
+        None if sizes is None else step_work(ctx.model, sizes),
+        None if peak_reserved is None else peak_reserved - resident,
+        None if sizes is None else step_memory(ctx.model, sizes),
     ), variant.info()
 
 
@@ -226,13 +229,12 @@ def _whole_epoch(spec: RunSpec, variant: Variant, first: int, spe: int, median_m
     return epoch_s
 
 
-def _floor_work(spec: RunSpec, ctx: VariantContext, host_ds: Dataset) -> tuple[float, float] | None:
-    """The step's dense FLOPs and bytes at its live sizes: the reference sampler on this rank's batches of
-    the first timed steps (``zerognn.measure.floor``); only the rank that writes the record needs them."""
+def _live_sizes(spec: RunSpec, ctx: VariantContext, host_ds: Dataset) -> StepSizes | None:
+    """The step's live sizes, for its floor and its ideal memory: the reference sampler on this rank's batches
+    of the first timed steps (``zerognn.measure.floor``); only the rank that writes the record needs them."""
     if not ctx.world.is_main:
         return None
     world, spe = ctx.world, ctx.steps_per_epoch
     timed = range(spec.warmup_steps, spec.warmup_steps + min(spec.measure_steps, SIZE_SAMPLES))
-    sizes = step_sizes(host_ds.graph, host_ds.train_idx, spec.batch_size, spec.fanouts, spec.seed, list(timed), spe,
-                       batch_index=lambda step: step * world.size + world.rank)
-    return step_work(ctx.model, sizes)
+    return step_sizes(host_ds.graph, host_ds.train_idx, spec.batch_size, spec.fanouts, spec.seed, list(timed), spe,
+                      batch_index=lambda step: step * world.size + world.rank)
