@@ -35,7 +35,6 @@ from .draw import (
 from .needs import BAR_PANEL_KEYS, Memory, Panels
 from .style import variant_order
 
-WORST_CASE = "zerognn-worstcase"
 GIB = 2**30
 BATCH_LABEL = "batch size (seeds per GPU)"
 STEP_CI = ("step_ms_median_ci_low", "step_ms_median_ci_high")
@@ -135,12 +134,10 @@ def memory(data: FigureData, need: Memory) -> Figure:
     df = df.assign(peak_gib=df["peak_mem_bytes"].astype(float) / GIB,
                    reserved_gib=df["peak_reserved_bytes"].astype(float) / GIB)
     groups = list(panels(df, BAR_PANEL_KEYS))
-    source = ("the step's own tensors at live sizes" if need.computed
-              else f"the step's tensors where recorded, else {BASELINE}'s peak or the runs' estimate")
+    source = "the step's tensors" if need.computed else f"the step's tensors, else {BASELINE}'s peak"
     fig, axes = new_figure(
         "Peak device memory", len(groups),
-        subtitle=f"bars: allocated (live tensors); ticks: reserved (all the allocator holds, graph pools and "
-                 f"cache included); ideal: {source}; {WORST_CASE}: worst-case envelope",
+        subtitle=f"bars: allocated; ticks: reserved (graph pools, cache); line: ideal ({source}); log scale",
     )
     for (title, sub), (ax,) in zip(groups, axes):
         order = bars(ax, sub, "batch_size", "peak_gib", data.styles)
@@ -149,7 +146,8 @@ def memory(data: FigureData, need: Memory) -> Figure:
             key = tuple(sub.loc[sub["batch_size"] == batch, COMPARISON_KEYS].iloc[0])
             if pd.notna(ideal.get(key)):
                 ax.hlines(ideal[key] / GIB, i - 0.45, i + 0.45, color="black", linewidth=2.0)
-        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="peak memory (GiB)")
+        log_y(ax)  # a cache of graph pools can hold ten times what a step's tensors need
+        ax.set(title=title, xlabel=BATCH_LABEL, ylabel="peak memory (GiB, log)")
     ideal_handle = Line2D([], [], color="black", linewidth=2.0, label="ideal (exact sizes)")
     handles = [*bar_handles(data.styles, variant_order(df["variant"])), ideal_handle]
     if df["reserved_gib"].notna().any():
