@@ -178,6 +178,13 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
     fanouts = parse_fanouts(args.fanouts)
     if not torch.cuda.is_available():
         raise ZeroGNNError("bench-ops times CUDA operators and needs a CUDA GPU")
+    from .measure.environment import collect_environment
+
+    env = collect_environment("cuda")
+    # Every results file names what produced it: the commit (and where that came from) and the machine.
+    print(f"# zerognn bench-ops, commit {env['git_commit']} ({env['git_source']}, dirty {env['git_dirty']}), "
+          f"source {str(env['source_sha256'])[:12]}; {env['gpu_name']}, driver {env['driver_version']}, torch "
+          f"{env['torch']}, CUDA {env['cuda']}, boot {env['boot_id']}, {env['utc_time']}")
     ds = load_dataset(Path(args.dataset_dir)).to("cuda")
     ceiling = copy_ceiling_gbps()
     results = bench_ops(ds, args.batch_size, fanouts, hidden=args.hidden)

@@ -191,8 +191,9 @@ def test_the_summary_as_a_markdown_table_lists_every_run_in_order(tmp_path):
     # SAGE first by batch size, host-mediated before zerognn, then the other models
     assert [(r[1], r[2], r[3]) for r in rows] == [("SAGE", "host-mediated", "256"), ("SAGE", "host-mediated", "1024"),
                                                  ("SAGE", "zerognn", "1024"), ("GCN", "my-baseline", "256")]
-    assert rows[2][5:8] == ["1", "3.00", ""] and rows[2][9] == "3.67" and rows[2][11] == ""  # empty: a CPU run
+    assert rows[2][5:8] == ["1", "3.00", ""] and rows[2][10] == "3.67" and rows[2][12] == ""  # empty: a CPU run
     assert rows[2][8] == "0.03 (0.03)" and rows[1][8] == "0.11"  # epoch from the median (measured)
+    assert rows[2][9] == ""  # no setup time in a record without phases
     assert "host load" not in table[0]
 
 
@@ -204,10 +205,10 @@ def test_the_markdown_table_shows_host_load_and_the_slowdown_when_runs_have_one(
     ])
     table = markdown_table(summarize(tmp_path / "runs", tmp_path / "summary.csv")).splitlines()
     header = [c.strip() for c in table[0].split("|")[1:-1]]
-    assert header[4:6] == ["GPUs", "host load"] and header[10:12] == ["× host-mediated [95 % CI]", "× alone"]
+    assert header[4:6] == ["GPUs", "host load"] and header[11:13] == ["× host-mediated [95 % CI]", "× alone"]
     rows = {(r[2], r[5]): r for r in ([c.strip() for c in line.split("|")[1:-1]] for line in table[2:])}
-    assert rows[("zerognn", "16")][11] == "1.18" and rows[("zerognn", "0")][11] == "1.00"
-    assert rows[("zerognn", "0")][17] == "0.025" and rows[("host-mediated", "0")][17] == ""
+    assert rows[("zerognn", "16")][12] == "1.18" and rows[("zerognn", "0")][12] == "1.00"
+    assert rows[("zerognn", "0")][18] == "0.025" and rows[("host-mediated", "0")][18] == ""
 
 
 def test_the_markdown_table_shows_the_intervals_and_flags_an_unstable_configuration(tmp_path):
@@ -215,7 +216,7 @@ def test_the_markdown_table_shows_the_intervals_and_flags_an_unstable_configurat
     table = markdown_table(summarize(tmp_path / "runs", tmp_path / "summary.csv")).splitlines()
     rows = {r[2]: r for r in ([c.strip() for c in line.split("|")[1:-1]] for line in table[2:])}
     assert rows["host-mediated"][5:8] == ["10", "4.25 [3.80–5.00]", "**13.9 %**"]  # sd 0.604 over mean 4.34
-    assert rows["zerognn"][7] == "0.1 %" and rows["zerognn"][9].startswith("3.98 [")
+    assert rows["zerognn"][7] == "0.1 %" and rows["zerognn"][10].startswith("3.98 [")
 
 
 # Ten trials each (a fresh process per trial): host-mediated spreads, zerognn barely moves.
@@ -333,3 +334,28 @@ def test_memory_both_ways_and_the_ideal_are_medians_over_trials(tmp_path):
     row = summarize(tmp_path / "runs", tmp_path / "s.csv").iloc[0]
     assert (row["peak_mem_bytes"], row["peak_reserved_bytes"], row["ideal_mem_bytes"]) == (4 * 2**20, 6 * 2**20,
                                                                                          2**20)
+
+
+def test_setup_is_the_setup_and_warm_up_phases_and_the_raw_fraction_is_uncapped(tmp_path):
+    records = _trials("zerognn", FAST_MS[:3])
+    for r, setup in zip(records, (0.5, 0.7, 0.6)):
+        r["metrics"]["phase_s"] = {"start": 3.0, "setup": setup, "warm-up": 0.1, "timed steps": 0.05, "total": 9.0}
+    records[0]["metrics"] |= {"gpu_busy_ms_per_step": 1.1 * FAST_MS[0], "gpu_exec_fraction": 1.0}
+    write_records(tmp_path / "runs", records)
+    row = summarize(tmp_path / "runs", tmp_path / "s.csv").iloc[0]
+    assert row["setup_s"] == pytest.approx(0.7)  # the median of 0.6, 0.8, 0.7
+    assert row["gpu_exec_fraction"] == 1.0 and row["gpu_exec_fraction_raw"] == pytest.approx(1.1 * FAST_MS[0] / 1.067)
+
+
+def test_the_docs_table_of_summary_columns_lists_exactly_the_columns():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "records.md").read_text()
+    section = text.split("## From records to summary rows", 1)[1].split("\n## ", 1)[0]
+    first_cells = re.findall(r"^\| (`.+?) \| ", section, flags=re.M)
+    named = {name for cell in first_cells for name in re.findall(r"`([a-z_0-9]+)`", cell)}
+    # "`speedup_vs_host_mediated`, `_ci_low`, `_ci_high`" names three columns
+    stems = {name for cell in first_cells if "`_ci_low`" in cell for name in re.findall(r"`([a-z][a-z_0-9]*)`", cell)}
+    columns = {n for n in named if not n.startswith("_")} | {f"{s}{e}" for s in stems for e in ("_ci_low", "_ci_high")}
+    assert columns == set(SUMMARY_COLUMNS)

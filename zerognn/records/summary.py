@@ -47,6 +47,8 @@ RECORD_METRICS = (
     "floor_ms",
 )
 MEDIAN_METRICS = (*RECORD_METRICS, "final_loss", "val_acc", "test_acc")
+# The phases of a run (metrics.phase_s) that are its one-off setup, before anything is timed.
+SETUP_PHASES = ("setup", "warm-up")
 # Byte counts, summarised as the median over trials rounded to a whole byte.
 MEMORY_METRICS = ("peak_mem_bytes", "peak_reserved_bytes", "ideal_mem_bytes")
 # Ratios to host-mediated within a comparison group: column -> (the trials' metric, whether the baseline's
@@ -70,8 +72,9 @@ KEY_COLUMNS: dict[str, str] = {name: {"int": "int64", "bool": "bool"}.get(kind, 
 COLUMNS: dict[str, str] = {
     **KEY_COLUMNS, "device": "str", "hidden": "int64", "trials": "int64",
     **_with_ci("step_ms_median"), "step_ms_cv": "float64", "step_ms_p10": "float64", "step_ms_p90": "float64",
-    "seeds_per_s": "float64", "epoch_s": "float64", **_with_ci("epoch_s_measured"),
-    "gpu_exec_fraction": "float64", "gpu_busy_ms_per_step": "float64", "profiler_dilation": "float64",
+    "seeds_per_s": "float64", "epoch_s": "float64", **_with_ci("epoch_s_measured"), "setup_s": "float64",
+    "gpu_exec_fraction": "float64", "gpu_exec_fraction_raw": "float64", "gpu_busy_ms_per_step": "float64",
+    "profiler_dilation": "float64",
     "gpu_gap_in_graph_ms_per_step": "float64", "gpu_wait_host_ms_per_step": "float64",
     "host_syncs_per_step": "float64", "host_launches_per_step": "float64", "peak_mem_bytes": "Int64",
     "peak_reserved_bytes": "Int64", "ideal_mem_bytes": "Int64",
@@ -101,6 +104,15 @@ def final_loss(losses: list[float | None]) -> float:
     return sum(last) / len(last)
 
 
+def setup_seconds(phase_s: dict[str, float]) -> float:
+    """A run's one-off cost before its timed steps: the variant's setup (kernel loading, calibration, capture,
+    compilation where it compiles up front) and the warm-up steps (compilation on first call, the first
+    captures); NaN for a record without phases (older than schema 6)."""
+    if not any(phase in phase_s for phase in SETUP_PHASES):
+        return math.nan
+    return sum(phase_s.get(phase, 0.0) for phase in SETUP_PHASES)
+
+
 def trial_row(record: dict[str, Any]) -> dict[str, Any]:
     """One record's values as a trial of its configuration: its key (trial included) and what it measured."""
     c, m, env = record["config"], record["metrics"], record["environment"]
@@ -109,6 +121,7 @@ def trial_row(record: dict[str, Any]) -> dict[str, Any]:
         **key.as_dict(), "fanouts": fanouts_label(key.fanouts), "device": c["device"], "hidden": c["hidden"],
         **{k: m[k] for k in ("step_ms_median", "step_ms_p10", "step_ms_p90", "steps_per_epoch", "epoch_s_measured",
                              *MEMORY_METRICS, *RECORD_METRICS)},
+        "setup_s": setup_seconds(m["phase_s"]),
         "final_loss": final_loss(record["losses"]),
         "val_acc": record["accuracy"]["val"], "test_acc": record["accuracy"]["test"],
         "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "boot_id": env.get("boot_id"),
@@ -170,6 +183,9 @@ def _configuration(config_id: str, trials: pd.DataFrame) -> dict[str, Any]:
         "epoch_s_measured": stats.median(epochs) if epochs else math.nan,
         **dict(zip(("epoch_s_measured_ci_low", "epoch_s_measured_ci_high"), _ci(epochs))),
         **{k: _median_or_nan(trials[k]) for k in MEDIAN_METRICS},
+        "setup_s": _median_or_nan(trials["setup_s"]),
+        # uncapped: GPU time under the profiler can exceed the unprofiled step by a few per cent
+        "gpu_exec_fraction_raw": _median_or_nan(trials["gpu_busy_ms_per_step"]) / median,
         **{k: _median_bytes(trials[k]) for k in MEMORY_METRICS},
         "step_over_floor": median / floor,
         "run_id": config_id,

@@ -14,7 +14,7 @@ from ..catalog import variant_order
 from .stats import CV_FLAG
 
 COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "trials", "step ms, median [95 % CI]", "CV",
-           "epoch s, from median (measured)", "× host-mediated [95 % CI]", "GPU busy ms", "exec fraction",
+           "epoch s, from median (measured)", "setup s", "× host-mediated [95 % CI]", "GPU busy ms", "exec fraction",
            "GPU activities/step", "step / floor", "syncs/step", "launches/step", "peak MiB", "final loss", "commit")
 # With runs under host load: after GPUs, the load; after the speedup, the slowdown against the run alone.
 LOAD_COLUMNS = {"GPUs": "host load", "× host-mediated [95 % CI]": "× alone"}
@@ -71,6 +71,7 @@ def markdown_table(df: pd.DataFrame) -> str:
                                                   r.step_ms_median_ci_high),
             "CV": _cv(r.step_ms_cv),
             "epoch s, from median (measured)": _epoch(r.epoch_s, r.epoch_s_measured),
+            "setup s": _cell(r.setup_s, ".2f"),
             "× host-mediated [95 % CI]": _with_ci(r.speedup_vs_host_mediated, r.speedup_vs_host_mediated_ci_low,
                                                   r.speedup_vs_host_mediated_ci_high),
             "× alone": _cell(r.slowdown_vs_no_load, ".2f"),
