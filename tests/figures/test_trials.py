@@ -74,7 +74,8 @@ def _flat(pairs):
 
 
 def _subtitle(fig):
-    return " ".join(fig.get_suptitle().split())
+    """The title's text after the title, without its last line (the commits of the records)."""
+    return " ".join(fig.get_suptitle().rsplit("\n", 1)[0].split())
 
 
 def test_the_trials_figure_draws_every_trial_beside_its_configurations_median_and_interval(tmp_path):
@@ -258,3 +259,22 @@ def test_memory_draws_allocated_bars_reserved_ticks_and_the_computed_ideal(tmp_p
     ticks = sorted(float(line.get_ydata()[0]) for line in ax.lines if line.get_marker() == "_")
     assert ticks == [1.5, 4.0]  # GiB: host-mediated's and zerognn's reserved peaks
     assert any("ticks: reserved" in t.get_text() for t in fig.texts)
+
+
+def test_a_figure_names_the_commits_of_its_records(tmp_path):
+    records = _trials("host-mediated", 1, 10.0) + _trials("zerognn", 1, 2.0, batch_size=1024)
+    records[1]["environment"]["git_commit"] = "0123456789abcdef"
+    data = _data(tmp_path, records)
+    with theme():
+        title = draw_figure("loss", data).get_suptitle()
+    assert title.startswith("Training loss per step") and title.endswith("records of commits 0123456, abc123")
+
+
+def test_rendered_files_carry_the_commits_line_too(tmp_path, monkeypatch):
+    from zerognn.figures import render
+
+    saved = []
+    monkeypatch.setattr(render, "save_figure", lambda fig, out, stem, formats: saved.append(fig) or [])
+    _data(tmp_path, _trials("host-mediated", 1, 10.0) + _trials("zerognn", 1, 2.0))
+    render.render_all(tmp_path / "summary.csv", tmp_path / "runs", tmp_path / "figures", only=["speedup"])
+    assert len(saved) == 1 and saved[0].get_suptitle().endswith("records of commit abc123")

@@ -56,6 +56,7 @@ _size = SIZES["overview"]
 # Rough text widths at font scale 1.1, for wrapping subtitles and sizing legends.
 TITLE_CHARS_PER_INCH = 9
 LEGEND_ENTRY_INCHES = 2.0
+LINE_INCHES = 0.26  # a line of title or legend text at font scale 1
 
 
 def _rc(size: FigureSize) -> dict:
@@ -100,6 +101,7 @@ def new_figure(title: str, n_panels: int, metrics: int = 1, subtitle: str | None
     if subtitle is not None:
         title += "\n" + textwrap.fill(subtitle, int(fig.get_figwidth() * TITLE_CHARS_PER_INCH * scale))
     fig.suptitle(title)
+    fig.set_figheight(height + text_lines_height(title.count("\n")))  # the panels keep their height
     return fig, axes
 
 
@@ -222,9 +224,17 @@ def point_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> l
 
 
 def legend(fig: Figure, handles: Sequence[Artist]) -> None:
+    """The legend below the panels; the figure grows by its rows, so a narrow figure's panels keep their
+    height."""
     entry = LEGEND_ENTRY_INCHES * _size.font_scale / 1.1
     ncols = max(1, min(len(handles), int(fig.get_figwidth() / entry)))
     fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False)
+    fig.set_figheight(fig.get_figheight() + text_lines_height(math.ceil(len(handles) / ncols) - 1))
+
+
+def text_lines_height(lines: int) -> float:
+    """Inches that ``lines`` more lines of figure text (title, legend) take at the theme's size."""
+    return max(0, lines) * LINE_INCHES * _size.font_scale
 
 
 def log_y(ax: Axes) -> None:

@@ -18,7 +18,7 @@ from ..atomic import atomic_path
 from ..errors import ZeroGNNError
 from . import record_figures, summary_figures
 from .data import FigureData, Skip
-from .draw import theme
+from .draw import text_lines_height, theme
 from .files import remove_figure
 from .needs import FIGURES, FORMATS, NEEDS
 
@@ -30,9 +30,25 @@ DRAW: dict[str, Callable[[FigureData, Any], Figure]] = {
 
 
 def draw_figure(name: str, data: FigureData) -> Figure:
-    """Figure ``name`` drawn from ``data`` (at the size ``theme()`` was entered with); Skip if the data
-    cannot support it."""
-    return DRAW[name](data, NEEDS[name](data))  # a plain Figure, never registered with pyplot: nothing to close
+    """Figure ``name`` drawn from ``data`` (at the size ``theme()`` was entered with), its title naming the
+    commits its records ran; Skip if the data cannot support it."""
+    return _drawn(name, data, NEEDS[name](data))
+
+
+def _drawn(name: str, data: FigureData, need: Any) -> Figure:
+    """Figure ``name`` drawn from what its check returned, with the commits line under its title."""
+    fig = DRAW[name](data, need)  # a plain Figure, never registered with pyplot: nothing to close
+    fig.suptitle(f"{fig.get_suptitle()}\n{commits_line(data)}")
+    fig.set_figheight(fig.get_figheight() + text_lines_height(1))
+    return fig
+
+
+def commits_line(data: FigureData) -> str:
+    """Which commits the summary's records ran, e.g. 'records of commit 5bd0744' (abbreviated to 7 digits)."""
+    commits = sorted({str(c)[:7] for c in data.summary["git_commit"].dropna()})
+    if not commits:
+        return "records of an unknown commit"
+    return f"records of commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}"
 
 
 def render_all(
@@ -67,7 +83,7 @@ def render_all(
             remove_figure(out_dir, name, formats)
             continue
         with theme(size):
-            written += save_figure(DRAW[name](data, need), out_dir, name, formats)
+            written += save_figure(_drawn(name, data, need), out_dir, name, formats)
     return written
 
 
