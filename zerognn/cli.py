@@ -9,6 +9,7 @@ status 2), argument errors included.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -49,6 +50,8 @@ def _cmd_dataset_info(args: argparse.Namespace) -> None:
 
     ds = load_dataset(Path(args.dir), check=args.check, features_on="meta")
     print(json.dumps(ds.meta, indent=2))
+    if args.check:  # on stderr: stdout stays the metadata's JSON
+        print(f"zerognn: {args.dir}: check passed (structure, and every feature and label value)", file=sys.stderr)
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
@@ -206,10 +209,11 @@ def _cmd_variants(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
+        names = max((len(r["name"]) for r in rows), default=0) + 2
         for r in rows:
             where = "runnable here" if r["runnable_here"] else "needs a CUDA GPU"
             tag = "experimental: " if r["experimental"] else ""
-            print(f"{r['name']:<22} {where:<16} {tag}{r['description']}")
+            print(f"{r['name']:<{names}}{where:<18}{tag}{r['description']}")
 
 
 def _cmd_env(args: argparse.Namespace) -> None:
@@ -337,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("zerognn: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`zerognn dataset info DIR | head`): not an error of ours
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # no second error at exit's flush
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 

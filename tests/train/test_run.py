@@ -195,3 +195,45 @@ def test_cuda_request_without_gpu_is_a_clear_error(tiny_dataset_dir, tmp_path):
     with pytest.raises(ZeroGNNError, match="'host-mediated' needs a CUDA GPU"):
         run(small_spec(variant="host-mediated"), tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
     assert not (tmp_path / "r.json").exists()
+
+
+def test_the_variants_listing_lines_up_its_columns(capsys):
+    assert main(["variants"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    starts = {line.index("needs a CUDA GPU" if "needs a CUDA GPU" in line else "runnable here") for line in lines}
+    assert len(lines) >= 8 and len(starts) == 1  # the second column starts at the same place on every line
+    assert all(line[next(iter(starts)) - 2:next(iter(starts))] == "  " for line in lines)
+
+
+def test_a_closed_pipe_ends_the_command_quietly(monkeypatch, capsys):
+    import sys
+
+    class Closed:
+        def write(self, text):
+            raise BrokenPipeError
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    assert main(["variants"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_dataset_info_check_says_that_it_passed(tiny_dataset_dir, capsys):
+    assert main(["dataset", "info", str(tiny_dataset_dir), "--check"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["name"] == "tiny" and "check passed" in out.err
+
+
+def test_a_run_with_unstable_step_times_says_so(tiny_dataset_dir, tmp_path, monkeypatch):
+    from zerognn.train import loop
+
+    monkeypatch.setattr(loop, "time_steps", lambda *args: [1.0, 1.0, 1.0, 9.0, 9.0])
+    messages = []
+    run(small_spec(measure_steps=5, profile_steps=0), tiny_dataset_dir, tmp_path / "r.json", progress=messages.append)
+    assert any("warning: unstable step times (p90 is 9.0x p10)" in m for m in messages), messages
+    messages.clear()
+    monkeypatch.setattr(loop, "time_steps", lambda *args: [1.0, 1.1, 1.2, 1.3, 1.9])
+    run(small_spec(measure_steps=5, profile_steps=0), tiny_dataset_dir, tmp_path / "s.json", progress=messages.append)
+    assert not any("warning: unstable" in m for m in messages)

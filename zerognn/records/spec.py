@@ -89,7 +89,8 @@ class RunSpec:
     warmup_steps: int = param(5, help="steps before the timed ones (compilation, capture, warm-up)",
                               schema=NON_NEGATIVE_INT, config="warmup_steps")
     measure_steps: int = param(20, help="steps timed one by one", schema=POSITIVE_INT, config="measure_steps")
-    profile_steps: int = param(5, help="steps under the profiler, after one lead-in step (0: no trace)",
+    profile_steps: int = param(5, help="steps under the profiler, last in the run, after one lead-in step "
+                                       "(0: no trace)",
                                schema=NON_NEGATIVE_INT, config="profile_steps")
     eval_nodes: int = param(2048, help="val/test nodes used for accuracy (0 skips it)", schema=NON_NEGATIVE_INT,
                             record="optional", config="eval_nodes")

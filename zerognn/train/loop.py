@@ -59,6 +59,8 @@ from .context import build_context, resolve_device
 from .evaluate import evaluate
 
 Progress = Callable[[str], None]
+# A timed window whose p90 is more than this many times its p10 is reported as unstable.
+UNSTABLE_SPREAD = 2.0
 
 
 def _stderr(message: str) -> None:
@@ -191,6 +193,9 @@ def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantCo
             peak, peak_reserved = memory.peak_bytes(), memory.peak_reserved_bytes()
             median, p10, p90 = percentiles(step_ms)
             say(f"step time median {median:.2f} ms (p10 {p10:.2f}, p90 {p90:.2f})")
+            if p90 > UNSTABLE_SPREAD * p10:
+                say(f"warning: unstable step times (p90 is {p90 / p10:.1f}x p10): something else is using this "
+                    f"machine, or the run is too short to reach a steady state; repeat it as trials")
         epoch_first = spec.whole_epoch_first_step(ctx.steps_per_epoch)
         epoch_s = None
         if epoch_first is not None:
