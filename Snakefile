@@ -47,6 +47,15 @@ rule all:
         supported_figure_files,
 
 
+# The end of every invocation says what ran, what was skipped and why, and where the outputs are.
+onsuccess:
+    end_summary(True)
+
+
+onerror:
+    end_summary(False)
+
+
 # On a cluster these take seconds and need no GPU: they run where Snakemake runs.
 localrules:
     all,

@@ -59,3 +59,17 @@ def test_the_wheel_installs_in_a_fresh_venv_core_first_then_with_the_cuda_extra(
     built = zerognn("build", "--arch", "sm_90")
     assert built.returncode == 0, built.stderr[-2000:]
     assert "sage_concat" in built.stdout and "device_launch" in built.stdout
+
+
+def test_the_citation_file_names_the_paper_the_readme_cites():
+    from pathlib import Path
+
+    import yaml
+
+    repo = Path(__file__).resolve().parents[1]
+    citation = yaml.safe_load((repo / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0" and citation["title"] and citation["authors"]
+    (paper,) = citation["references"]
+    readme = (repo / "README.md").read_text()
+    assert paper["title"] in " ".join(readme.split()) and paper["identifiers"][0]["value"] in readme
+    assert citation["version"] == __import__("zerognn").__version__

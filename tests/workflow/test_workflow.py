@@ -295,6 +295,12 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     result = snakemake(cwd, "--cores", "2", "--configfile", "small.yaml")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
+    # the end of the output says what ran, what did not and why, and where everything is
+    end = output[output.rindex("zerognn: finished"):]
+    assert "zerognn: target " in end and "figures/ (listed in figures/manifest.txt)" in end, end
+    assert "figure scaling not drawn: needs runs at 2 or more GPU counts" in end, end
+    if not torch.cuda.is_available():
+        assert "skipping variant host-mediated: it needs a CUDA GPU" in end and "with a CUDA GPU the same" in end
     if not torch.cuda.is_available():
         # the log names every registered variant the CPU cannot run
         log = "".join(p.read_text() for p in (cwd / ".snakemake" / "log").glob("*.log"))

@@ -3,6 +3,7 @@
 # GPU plans the same GPU study as the GPU node); only `target: auto` asks this machine for CUDA.
 
 import glob
+import json
 import os
 import shlex
 import sys
@@ -65,10 +66,37 @@ except ZeroGNNError as _exc:
 for _line in PLAN.left_out:
     logger.warning(f"zerognn: {_line}")
 RUN_RECORDS = [f"{RESULTS}/runs/{key.run_id}.json" for key in PLAN.keys] + config["extra_run_records"]
-logger.info(f"zerognn: target {TARGET}: planned {len(PLAN.keys)} runs: datasets {PLAN.datasets}, variants "
-            f"{PLAN.variants}, models {config['models']}, batch sizes {config['batch_sizes']}, "
-            + ", ".join(f"{field.replace('_', ' ')} {config[key]}" for field, key in LIST_AXES.items())
-            + f", trials {config['trials']}")
+
+
+PLAN_LINE = (f"target {TARGET}: planned {len(PLAN.keys)} runs: datasets {PLAN.datasets}, variants "
+             f"{PLAN.variants}, models {config['models']}, batch sizes {config['batch_sizes']}, "
+             + ", ".join(f"{field.replace('_', ' ')} {config[key]}" for field, key in LIST_AXES.items())
+             + f", trials {config['trials']}")
+
+
+def end_summary(ok):
+    """What a finished (or stopped) invocation did and did not do, at the end of its output: the plan, what
+    the target left out, the figures the records could not support and why, and where the outputs are."""
+    lines = [f"zerognn: {'finished' if ok else 'stopped by an error (the failing job and its log are named above)'}",
+             f"zerognn: {PLAN_LINE}"]
+    lines += [f"zerognn: {line}" for line in PLAN.left_out]
+    try:
+        with open(f"{RESULTS}/figures.json") as supported:
+            reasons = json.load(supported)
+    except (OSError, ValueError):
+        reasons = {}
+    lines += [f"zerognn: figure {name} not drawn: {why}" for name, why in reasons.items() if why is not None]
+    lines.append(f"zerognn: records {RESULTS}/runs/, summary {RESULTS}/summary.csv and {RESULTS}/summary.md, "
+                 f"figures {FIGURES}/ (listed in {FIGURES}/manifest.txt), logs {LOGS}/")
+    needs_gpu = [line for line in PLAN.left_out if "needs a CUDA GPU" in line or "needs_gpu" in line]
+    if needs_gpu:
+        lines.append("zerognn: on a machine with a CUDA GPU the same command also runs what is skipped above "
+                     "for want of one, and the figures that compare the GPU variants")
+    for line in lines:
+        logger.info(line)
+
+
+logger.info(f"zerognn: {PLAN_LINE}")
 
 
 def run_key(wildcards):

@@ -13,7 +13,7 @@ import platform
 import shutil
 import socket
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ def collect_environment(device: torch.device | str) -> dict[str, Any]:
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(run_affinity()),  # the cores the run (and any host load beside it) may use
-        "utc_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "utc_time": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 

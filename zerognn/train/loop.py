@@ -32,7 +32,7 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
@@ -76,7 +76,7 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     line's imports); without one, ``start`` is the process's time before the call.
     """
     clock = PhaseClock() if clock is None else clock
-    started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     with clock.phase("variant import"):
         variant_cls = get_variant(spec.variant, spec.variant_modules)
     device = resolve_device(spec.device)
