@@ -23,3 +23,15 @@ def test_strings_become_what_the_schema_asks_for():
 def test_what_does_not_fit_is_left_for_the_schema_to_reject():
     assert coerce({"batch_sizes": ["many", "0"], "lr": "fast", "hidden": 7.5}, SCHEMA) == {
         "batch_sizes": ["many", 0], "lr": "fast", "hidden": 7.5}
+
+
+def test_a_key_written_twice_is_found_with_both_lines(tmp_path):
+    from zerognn.workflow.config_types import duplicate_key_problem
+
+    path = tmp_path / "c.yaml"
+    path.write_text("models: [sage]\nbatch_sizes: [256]\nmodels: [gcn]\n")
+    assert duplicate_key_problem(str(path)) == f"{path}: key 'models' appears twice (lines 1 and 3); keep one"
+    path.write_text("datasets:\n  tiny: {scale: 1.0}\n  tiny: {scale: 0.5}\n")
+    assert "key 'tiny' appears twice (lines 2 and 3)" in duplicate_key_problem(str(path))
+    path.write_text("models: [sage]\nbatch_sizes: [256]\n")
+    assert duplicate_key_problem(str(path)) is None

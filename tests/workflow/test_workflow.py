@@ -461,3 +461,13 @@ def test_a_bad_config_is_one_line_before_any_job(tmp_path, override, message):
     assert result.returncode == 2
     errors = [line for line in (result.stdout + result.stderr).splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and errors[0].startswith("zerognn: config error: ") and message in errors[0], errors
+
+
+def test_a_config_file_naming_a_key_twice_is_one_line_before_any_job(tmp_path):
+    cwd = workflow_copy(tmp_path)
+    text = (cwd / "workflow/config/default.yaml").read_text()
+    (cwd / "twice.yaml").write_text(text + "models: [gcn]\n")
+    result = snakemake(cwd, "-n", "--configfile", "twice.yaml")
+    assert result.returncode == 2
+    errors = [line for line in (result.stdout + result.stderr).splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and "twice.yaml: key 'models' appears twice" in errors[0], errors

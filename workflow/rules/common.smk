@@ -18,7 +18,7 @@ from zerognn.figures.files import figure_files, read_supported
 from zerognn.figures.needs import FIGURES as FIGURE_NAMES, FORMATS as FIGURE_FORMATS
 from zerognn.records.ids import RUN_ID_WILDCARD, RunKey
 from zerognn.variants import module_file
-from zerognn.workflow.config_types import coerce, schema_problem
+from zerognn.workflow.config_types import coerce, duplicate_key_problem, schema_problem
 from zerognn.workflow.launcher import job_resources, run_launcher
 from zerognn.workflow.plan import LIST_AXES, plan, run_spec
 
@@ -28,6 +28,11 @@ def _config_error(problem):
     print(f"zerognn: config error: {problem}", file=sys.stderr)
     sys.exit(2)
 
+
+# YAML keeps the last of a key written twice; a config that does so is refused instead.
+for _path in workflow.configfiles:
+    if duplicate_key_problem(str(_path)):
+        _config_error(duplicate_key_problem(str(_path)))
 
 # `--config batch_sizes=[64]` arrives as strings; give every value the type the schema asks for.
 with open(workflow.source_path("../schemas/config.schema.yaml")) as _schema:

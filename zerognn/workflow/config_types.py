@@ -5,6 +5,8 @@ as strings ('64'), and the schema would reject a valid override. ``coerce`` walk
 JSON schema and turns a string that spells an integer, a number or a boolean into one wherever the
 schema asks for that type; everything else is left for the schema to judge. ``schema_problem`` says
 what is wrong, if anything, as one line naming the key (jsonschema's most relevant error).
+``duplicate_key_problem`` finds a key written twice in a config file, which YAML loaders silently resolve
+to the last value.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from typing import Any
 
 import jsonschema
+import yaml
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _BOOLEANS = {"true": True, "false": False}
@@ -65,3 +68,34 @@ def schema_problem(config: dict[str, Any], schema: dict[str, Any]) -> str | None
     where = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p))
                     for i, p in enumerate(error.absolute_path)) or "the config"
     return f"{where}: {' '.join(error.message.split())}"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that names a key twice."""
+
+
+def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice (lines {seen[key]} and {key_node.start_mark.line + 1}); "
+                            f"keep one", key_node.start_mark)
+        seen[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+def duplicate_key_problem(path: str) -> str | None:
+    """None when the YAML file ``path`` names every key once, else which key it repeats and where."""
+    try:
+        with open(path) as text:
+            yaml.load(text, Loader=_StrictLoader)
+    except yaml.constructor.ConstructorError as exc:
+        return f"{path}: {exc.problem}"
+    except (OSError, yaml.YAMLError):
+        return None  # unreadable or malformed: Snakemake's own loading reports it
+    return None
