@@ -108,3 +108,17 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
         locked.mkdir(mode=0o500)
         with pytest.raises(ZeroGNNError, match="no write permission"):
             check_writable_file(locked / "r.json")
+
+
+def test_an_output_directory_that_refuses_the_lock_file_is_one_line(tmp_path, monkeypatch):
+    import errno
+
+    from zerognn import outputs
+
+    def refuse(*args, **kwargs):
+        raise OSError(errno.ENOENT, "No such file or directory")
+
+    monkeypatch.setattr(outputs.os, "open", refuse)  # what /proc does, though it says it is writable
+    with pytest.raises(ZeroGNNError, match=r"cannot write next to .*r\.json \(No such file or directory\); choose"):
+        with exclusive_output(tmp_path / "r.json"):
+            pass

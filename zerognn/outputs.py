@@ -65,8 +65,11 @@ def exclusive_output(path: str | os.PathLike) -> Iterator[None]:
     process holds it. The lock is released when the holder exits, however it exits."""
     path = Path(path)
     lock = path.with_name(f".{path.name}.lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:  # a directory that says it is writable and is not (/proc, a read-only mount)
+        raise ZeroGNNError(f"cannot write next to {path} ({exc.strerror}); choose another output directory") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

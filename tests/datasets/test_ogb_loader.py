@@ -133,3 +133,15 @@ def test_missing_labels_become_minus_one_and_leave_the_splits():
     labels = _labels(np.array([[1.0], [np.nan], [3.0], [np.nan]]))
     assert labels.tolist() == [1, -1, 3, -1] and labels.dtype == np.int64
     assert _split(np.array([3, 2, 1, 0]), labels).tolist() == [0, 2]
+
+
+def test_a_split_naming_a_node_outside_the_graph_is_one_line():
+    import numpy as np
+
+    from zerognn.datasets.ogb_loader import _split
+    from zerognn.errors import ZeroGNNError
+
+    labels = np.array([0, 1, -1])
+    assert list(_split([2, 0, 1], labels, "train")) == [0, 1]  # sorted, unlabelled left out
+    with pytest.raises(ZeroGNNError, match="the valid split names node 3, outside the graph's 3 nodes"):
+        _split([0, 3], labels, "valid")

@@ -1,6 +1,7 @@
 """A whole measured run on the CPU: the record it writes, and the errors a user can hit."""
 
 import json
+import re
 
 import pytest
 
@@ -237,3 +238,33 @@ def test_a_run_with_unstable_step_times_says_so(tiny_dataset_dir, tmp_path, monk
     monkeypatch.setattr(loop, "time_steps", lambda *args: [1.0, 1.1, 1.2, 1.3, 1.9])
     run(small_spec(measure_steps=5, profile_steps=0), tiny_dataset_dir, tmp_path / "s.json", progress=messages.append)
     assert not any("warning: unstable" in m for m in messages)
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("train_repeats", "its train split repeats node ids (1200 ids, 1 distinct)"),
+    ("test_outside", "test_idx.npy holds node ids outside [0, 2000)"),  # refused by the loader
+    ("features_inf", "feature row 5 holds NaN or inf"),
+    ("features_nan", "feature row 7 holds NaN or inf"),
+])
+def test_a_dataset_with_bad_values_is_refused_before_training(tiny_dataset_dir, tmp_path, damage, message):
+    import shutil
+
+    import numpy as np
+
+    bad = tmp_path / "tiny"
+    shutil.copytree(tiny_dataset_dir, bad)
+    if damage == "train_repeats":
+        ids = np.load(bad / "train_idx.npy")
+        np.save(bad / "train_idx.npy", np.full_like(ids, ids[0]))
+    elif damage == "test_outside":
+        ids = np.load(bad / "test_idx.npy")
+        ids[-1] = 10**6
+        np.save(bad / "test_idx.npy", ids)
+    else:
+        features = np.load(bad / "features.npy")
+        features[5 if damage == "features_inf" else 7, 3] = np.inf if damage == "features_inf" else np.nan
+        np.save(bad / "features.npy", features)
+    out = tmp_path / "r.json"
+    with pytest.raises(ZeroGNNError, match=re.escape(message)):
+        run(small_spec(), bad, out, progress=lambda m: None)
+    assert not out.exists()

@@ -59,7 +59,7 @@ def load_ogb(
         raise ZeroGNNError(f"{name} under {root} has no node features; delete its directory and download it again.")
     features = np.asarray(graph["node_feat"], dtype=np.float32)
     labels = _labels(raw_labels)
-    splits = {key: _split(split[key], labels) for key in ("train", "valid", "test")}
+    splits = {key: _split(split[key], labels, key) for key in ("train", "valid", "test")}
     edge_index = graph["edge_index"]
     num_edges = edge_index.shape[1]
     num_features = features.shape[1] if features.ndim == 2 else 1
@@ -96,8 +96,13 @@ def _labels(raw: Any) -> np.ndarray:
     return labels.astype(np.int64)
 
 
-def _split(idx: Any, labels: np.ndarray) -> np.ndarray:
+def _split(idx: Any, labels: np.ndarray, name: str = "split") -> np.ndarray:
     idx = np.sort(np.asarray(idx, dtype=np.int64).reshape(-1))
+    if idx.size and (idx[0] < 0 or idx[-1] >= labels.shape[0]):
+        bad = int(idx[0] if idx[0] < 0 else idx[-1])
+        raise ZeroGNNError(f"the {name} split names node {bad}, outside the graph's {labels.shape[0]} nodes; the "
+                           f"downloaded files are damaged: delete the dataset's directory under the ogb root and "
+                           f"make it again")
     return idx[labels[idx] >= 0]
 
 

@@ -152,7 +152,31 @@ def _load(spec: RunSpec, dataset_dir: Path, device: torch.device, say: Progress)
     say(f"loading {host_ds.name} ({host_ds.num_nodes:,} nodes, {host_ds.graph.num_edges:,} edges) onto {device}")
     # Regenerated features are computed straight on the run's device (never a host copy).
     host_ds = host_ds.with_features_on(device)
+    _check_values(host_ds)
     return host_ds, host_ds.to(device) if device.type == "cuda" else host_ds
+
+
+# Feature rows scanned for NaN/inf before a run (evenly spaced over the table): a cheap check that catches
+# a damaged or mis-converted table; `zerognn dataset info DIR --check` scans every value.
+FEATURE_ROWS_SCANNED = 65_536
+
+
+def _check_values(ds: Dataset) -> None:
+    """Refuse, in one line, a dataset whose splits repeat a node or whose scanned feature rows hold NaN or inf:
+    a run on it would train on nonsense and exit 0 (ids outside the graph are refused when it is loaded)."""
+    rebuild = "rebuild it (zerognn dataset make NAME --out DIR --force) or fix its source"
+    for split in ("train", "val", "test"):
+        idx = getattr(ds, f"{split}_idx")
+        distinct = int(torch.unique(idx).numel())
+        if distinct != idx.numel():
+            raise ZeroGNNError(f"dataset {ds.name}: its {split} split repeats node ids ({idx.numel()} ids, {distinct} "
+                               f"distinct); {rebuild}")
+    rows = torch.linspace(0, ds.num_nodes - 1, min(ds.num_nodes, FEATURE_ROWS_SCANNED)).long()
+    finite = torch.isfinite(ds.features[rows.to(ds.features.device)]).all(dim=1).cpu()
+    if not bool(finite.all()):
+        row = int(rows[~finite][0])
+        raise ZeroGNNError(f"dataset {ds.name}: feature row {row} holds NaN or inf; {rebuild} "
+                           f"(zerognn dataset info DIR --check scans every value)")
 
 
 def _check_fits(spec: RunSpec, ds: Dataset) -> None:
