@@ -471,3 +471,15 @@ def test_a_config_file_naming_a_key_twice_is_one_line_before_any_job(tmp_path):
     assert result.returncode == 2
     errors = [line for line in (result.stdout + result.stderr).splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "twice.yaml: key 'models' appears twice" in errors[0], errors
+
+
+def test_the_ogb_config_plans_the_paper_study_on_the_real_datasets(tmp_path):
+    result = snakemake(workflow_copy(tmp_path), "-n", "--configfile", "workflow/config/ogb.yaml")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "datasets ['ogbn-arxiv', 'ogbn-products', 'ogbn-papers100M']" in output, output
+    counts = job_counts(output)
+    paper = yaml.safe_load((REPO / "workflow/config/paper.yaml").read_text())
+    ogb = yaml.safe_load((REPO / "workflow/config/ogb.yaml").read_text())
+    assert {k: v for k, v in ogb.items() if k != "datasets"} == {k: v for k, v in paper.items() if k != "datasets"}
+    assert counts["run"] == 216 and counts["dataset"] == 3, output
