@@ -84,3 +84,15 @@ def test_only_the_first_trial_is_profiled_and_evaluated_and_every_trial_is_timed
     timed = ("warmup_steps", "measure_steps", "whole_epoch", "seed", "batch_size")
     assert [getattr(first, f) for f in timed] == [getattr(third, f) for f in timed]
     assert "--trial" in third.arguments() and third.key.run_id.endswith("__t3")
+
+
+def test_the_run_counts_the_readme_gives_are_the_plans():
+    import re
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    said = dict((name, int(n)) for name, n in re.findall(r"`([\w.-]+\.yaml)`,? \(?(\d+) runs", readme))
+    assert said, "the README names no config's run count"
+    for name, count in said.items():
+        config = yaml.safe_load((REPO / "workflow/config" / name).read_text())
+        config = {k: v["default"] for k, v in SCHEMA["properties"].items() if "default" in v} | config
+        assert len(plan(config, "gpu").keys) == count, name
