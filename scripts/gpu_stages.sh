@@ -8,13 +8,19 @@
 #   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
 #   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
 #   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
-#   STAGE=trials  records workflow/config/h200-trials.yaml (TRIALS=k: its first k rounds; SNAKEMAKE_ARGS more)
+#   STAGE=trials  records workflow/config/h200-trials.yaml (TRIALS=k: its first k rounds; SNAKEMAKE_ARGS more).
+#                 Ten rounds take two calls back to back on the same machine: TRIALS=5, then TRIALS=10 with
+#                 SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again, with new
+#                 mtimes, and the first call's records must stay as they are)
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+# The image's site-packages may be read-only: without a writable bytecode cache every run compiles torch's
+# and dynamo's modules again (seconds of every run's phase_s 'start' and 'dynamo import').
+export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$HOME/.cache/zerognn-pycache}
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
 case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials or tests}" in
