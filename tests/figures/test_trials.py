@@ -278,3 +278,14 @@ def test_rendered_files_carry_the_commits_line_too(tmp_path, monkeypatch):
     _data(tmp_path, _trials("host-mediated", 1, 10.0) + _trials("zerognn", 1, 2.0))
     render.render_all(tmp_path / "summary.csv", tmp_path / "runs", tmp_path / "figures", only=["speedup"])
     assert len(saved) == 1 and saved[0].get_suptitle().endswith("records of commit abc123")
+
+
+def test_the_cpu_figures_say_what_they_show(tmp_path):
+    phases = {"sample": 6.0, "forward": 6.0, "backward": 6.0}  # 18 ms of parts against a 10 ms median step
+    records = [make_record("torch-eager", step_ms=(9.0, 10.0, 11.0), phase_ms=phases),
+               make_record("my-baseline", step_ms=(9.0, 10.0, 11.0), phase_ms=phases)]
+    data = _data(tmp_path, records)
+    with theme():
+        loss, breakdown = (" ".join(draw_figure(name, data).get_suptitle().split()) for name in ("loss", "breakdown"))
+    assert "no host-mediated run to compare against" in loss and "did not run" not in loss
+    assert "the profiled steps' parts reach 1.8x the timed median step" in breakdown

@@ -99,7 +99,8 @@ def new_figure(title: str, n_panels: int, metrics: int = 1, subtitle: str | None
             ax.set_visible(False)
     scale = 1.1 / size.font_scale
     if subtitle is not None:
-        title += "\n" + textwrap.fill(subtitle, int(fig.get_figwidth() * TITLE_CHARS_PER_INCH * scale))
+        title += "\n" + textwrap.fill(subtitle, int(fig.get_figwidth() * TITLE_CHARS_PER_INCH * scale),
+                                       break_on_hyphens=False)  # never "zerognn-" / "worstcase"
     fig.suptitle(title)
     fig.set_figheight(height + text_lines_height(title.count("\n")))  # the panels keep their height
     return fig, axes

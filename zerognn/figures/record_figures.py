@@ -19,6 +19,8 @@ from .draw import EDGE, bar_handles, bars, legend, line_handles, lines, log_y, n
 from .needs import Breakdown
 from .style import variant_order
 
+# Parts of a profiled step that exceed the timed median by more than this are said to in the subtitle.
+OVERRUN_NOTED = 1.1
 PHASE_HATCHES = ("///", "..", "", "xx", "\\\\\\", "++", "oo", "||")
 OTHER_LOOK = ("white", "")  # the unattributed rest of the step: an outlined, empty segment
 STEP_MARK = {"marker": "|", "color": "black"}
@@ -52,6 +54,10 @@ def breakdown(data: FigureData, need: Breakdown) -> Figure:
         subtitle = ("phases are host-side time in the profiled window (record_function ranges); "
                     "other = median step time − phases, at least 0")
     rest = parts[-1]
+    over = float((frame[parts[:-1]].sum(axis=1) / frame["step_ms_median"]).max())
+    if over > OVERRUN_NOTED:  # the parts come from the profiled steps, which the profiler itself slows
+        subtitle += (f"; the profiled steps' parts reach {over:.1f}x the timed median step (the profiler's "
+                     f"overhead): the mark is the real step")
     # Light to mid greys: the dark hatch lines must stay visible on every shade.
     shades = [str(round(g, 3)) for g in np.linspace(0.88, 0.45, len(parts) - 1)]
     look = {p: (shades[i], PHASE_HATCHES[i % len(PHASE_HATCHES)]) for i, p in enumerate(parts[:-1])}
@@ -91,9 +97,12 @@ def envelope(data: FigureData, frame: pd.DataFrame) -> Figure:
 
 def loss(data: FigureData, frame: pd.DataFrame) -> Figure:
     groups = list(panels(frame, COMPARISON_KEYS))
-    fig, axes = new_figure("Training loss per step", len(groups),
-                           subtitle=f"(loss − {BASELINE}'s) / {BASELINE}'s: 0 = identical training; the losses "
-                                    f"themselves where {BASELINE} did not run")
+    with_base = [(sub["variant"] == BASELINE).any() for _, sub in groups]
+    relative = f"(loss − {BASELINE}'s) / {BASELINE}'s: 0 = identical training"
+    subtitle = (relative if all(with_base) else f"{relative}; the losses themselves where {BASELINE} did not run"
+                if any(with_base) else f"the loss at every step (no {BASELINE} run to compare against); "
+                                       f"identical curves overlap")
+    fig, axes = new_figure("Training loss per step", len(groups), subtitle=subtitle)
     drawn = set()
     for (title, sub), (ax,) in zip(groups, axes):
         base = sub[sub["variant"] == BASELINE].set_index("step")["loss"]
