@@ -12,6 +12,8 @@
 #                 Ten rounds take two calls back to back on the same machine: TRIALS=5, then TRIALS=10 with
 #                 SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again, with new
 #                 mtimes, and the first call's records must stay as they are)
+#   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
+#                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail
@@ -23,7 +25,7 @@ export PYTHONUNBUFFERED=1
 export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$HOME/.cache/zerognn-pycache}
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
-case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials or tests}" in
+case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, aftereffect or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -90,6 +92,16 @@ for path in sorted(glob.glob("results/runs/*.json")):
 PY
     cut -d'|' -f4,7-9,11 results/summary.md 2>/dev/null
     tar czf "$OUT/trials.tgz" results logs figures 2>/dev/null
+    ;;
+aftereffect)
+    # needs data/products-like (STAGE=trials builds it); one fresh process per variant per round
+    for round in $(seq 1 "${ROUNDS:-5}"); do
+        for variant in host-mediated zerognn; do
+            timeout 120 python3 scripts/profiler_aftereffect.py --dataset-dir data/products-like --variant "$variant" \
+                --out "results/aftereffect/$variant-$round.json" 2>/dev/null | tail -1
+        done
+    done
+    tar czf "$OUT/aftereffect.tgz" results/aftereffect 2>/dev/null
     ;;
 tests)
     timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 \
