@@ -483,3 +483,16 @@ def test_the_ogb_config_plans_the_paper_study_on_the_real_datasets(tmp_path):
     ogb = yaml.safe_load((REPO / "workflow/config/ogb.yaml").read_text())
     assert {k: v for k, v in ogb.items() if k != "datasets"} == {k: v for k, v in paper.items() if k != "datasets"}
     assert counts["run"] == 216 and counts["dataset"] == 3, output
+
+
+def test_a_baseline_added_as_the_docs_say_is_planned_beside_the_shipped_study(tmp_path):
+    cwd = workflow_copy(tmp_path)
+    (cwd / "my_baseline.py").write_text(TOY_BASELINE)
+    (cwd / "my.yaml").write_text("variant_modules: [my_baseline.py]\n")  # just what changes
+    result = snakemake(cwd, "-n", "--configfile", "workflow/config/default.yaml", "my.yaml", "--config",
+                       "target=cpu")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "'toy-baseline'" in output and "datasets ['tiny', 'arxiv-like']" in output, output
+    docs = " ".join((REPO / "docs/running.md").read_text().split())
+    assert "--configfile workflow/config/default.yaml my.yaml" in docs  # what this test runs
