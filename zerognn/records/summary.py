@@ -39,14 +39,15 @@ SORT_KEYS = ["dataset", "model", "batch_size", "host_load", "variant", "gpus"]
 FINAL_LOSS_STEPS = 5
 # What a configuration's trials must share: they repeat one run, so only measurements may differ.
 SHARED = ("device", "hidden", "gpu_name", "git_commit")
-# Per-trial metrics summarised as the median over the trials that have one (only the first trial is
-# profiled and evaluated).
+# Metrics copied from a record's metrics as they are.
 RECORD_METRICS = (
     "gpu_exec_fraction", "gpu_busy_ms_per_step", "profiler_dilation", "gpu_gap_in_graph_ms_per_step",
     "gpu_wait_host_ms_per_step", "host_syncs_per_step", "host_launches_per_step", "gpu_activities_per_step",
     "floor_ms",
 )
-MEDIAN_METRICS = (*RECORD_METRICS, "final_loss", "val_acc", "test_acc")
+# Per-trial values summarised as the median over the trials that have one (only the first trial is
+# profiled and evaluated).
+MEDIAN_METRICS = (*RECORD_METRICS, "final_loss", "val_acc", "test_acc", "setup_s")
 # The phases of a run (metrics.phase_s) that are its one-off setup, before anything is timed.
 SETUP_PHASES = ("setup", "warm-up")
 # Byte counts, summarised as the median over trials rounded to a whole byte.
@@ -149,9 +150,10 @@ def _median_bytes(values: pd.Series) -> Any:
     return pd.NA if math.isnan(median) else round(median)
 
 
-def _ci(values: list[float]) -> tuple[float, float]:
-    interval = stats.median_ci(values)
-    return (math.nan, math.nan) if interval is None else interval
+def _interval(name: str, values: list[float]) -> dict[str, float]:
+    """``<name>_ci_low`` / ``_ci_high``: the median's interval over ``values`` (NaN below ``stats.MIN_TRIALS``)."""
+    interval = stats.median_ci(values) or (math.nan, math.nan)
+    return {f"{name}_ci_low": interval[0], f"{name}_ci_high": interval[1]}
 
 
 def _shared(trials: pd.DataFrame, column: str, config_id: str) -> Any:
@@ -174,16 +176,14 @@ def _configuration(config_id: str, trials: pd.DataFrame) -> dict[str, Any]:
     return {
         **{k: first[k] for k in KEY_COLUMNS}, **{k: _shared(trials, k, config_id) for k in SHARED},
         "trials": len(trials),
-        "step_ms_median": median, **dict(zip(("step_ms_median_ci_low", "step_ms_median_ci_high"), _ci(steps))),
+        "step_ms_median": median, **_interval("step_ms_median", steps),
         "step_ms_cv": math.nan if spread is None else spread,
         "step_ms_p10": stats.median(trials["step_ms_p10"].tolist()),
         "step_ms_p90": stats.median(trials["step_ms_p90"].tolist()),
         "seeds_per_s": first["batch_size"] * first["gpus"] / (median / 1e3),
         "epoch_s": median * first["steps_per_epoch"] / 1e3,
-        "epoch_s_measured": stats.median(epochs) if epochs else math.nan,
-        **dict(zip(("epoch_s_measured_ci_low", "epoch_s_measured_ci_high"), _ci(epochs))),
+        "epoch_s_measured": _median_or_nan(trials["epoch_s_measured"]), **_interval("epoch_s_measured", epochs),
         **{k: _median_or_nan(trials[k]) for k in MEDIAN_METRICS},
-        "setup_s": _median_or_nan(trials["setup_s"]),
         # uncapped: GPU time under the profiler can exceed the unprofiled step by a few per cent
         "gpu_exec_fraction_raw": _median_or_nan(trials["gpu_busy_ms_per_step"]) / median,
         **{k: _median_bytes(trials[k]) for k in MEMORY_METRICS},
