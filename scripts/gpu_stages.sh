@@ -14,18 +14,17 @@
 #                 mtimes, and the first call's records must stay as they are)
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
 #                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved
+#   STAGE=cost   a run's cost by phase: fresh processes of VARIANTS (default zerognn torch-compile), TRIALS
+#                (default 3) each, on products-like SAGE B=1024 as workflow/config/h200-trials.yaml runs them
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-# The image's site-packages may be read-only: without a writable bytecode cache every run compiles torch's
-# and dynamo's modules again (seconds of every run's phase_s 'start' and 'dynamo import').
-export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$HOME/.cache/zerognn-pycache}
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
-case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, aftereffect or tests}" in
+case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, aftereffect, cost or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -102,6 +101,27 @@ aftereffect)
         done
     done
     tar czf "$OUT/aftereffect.tgz" results/aftereffect 2>/dev/null
+    ;;
+cost)
+    [ -d data/products-like ] || zerognn dataset make products-like --out data/products-like --scale 1.0 --seed 0 \
+        > "$OUT/dataset.log" 2>&1
+    zerognn build --arch auto > "$OUT/kernels.log" 2>&1 || echo "kernel build failed"
+    mkdir -p results/cost
+    for variant in ${VARIANTS:-zerognn torch-compile}; do
+        for trial in $(seq 1 "${TRIALS:-3}"); do
+            once="--profile-steps 5 --eval-nodes 2048"  # trial 1 alone, as the pipeline plans it
+            [ "$trial" = 1 ] || once="--profile-steps 0 --eval-nodes 0"
+            timeout 300 zerognn run --dataset products-like --model sage --variant "$variant" --batch-size 1024 \
+                --fanouts 15-10-5 --hidden 256 --lr 0.003 --seed 0 --warmup-steps 5 --measure-steps 20 \
+                $once --gpus 1 --device cuda --threads "$(nproc)" --trial "$trial" \
+                --dataset-dir data/products-like --out "results/cost/$variant-$trial.json" > /dev/null 2>&1 \
+                || echo "$variant trial $trial failed"
+            python3 -c "import json, sys; r = json.load(open(sys.argv[1])); m = r['metrics']
+print(sys.argv[1], round(m['step_ms_median'], 3), 'ms', ' '.join(f'{k}={v:.2f}' for k, v in m['phase_s'].items()))" \
+                "results/cost/$variant-$trial.json" 2>/dev/null
+        done
+    done
+    tar czf "$OUT/cost.tgz" results/cost 2>/dev/null
     ;;
 tests)
     timeout "${PYTEST_TIMEOUT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 \

@@ -70,7 +70,7 @@ def test_a_records_phases_run_in_order_and_add_up_to_its_wall_time(tiny_dataset_
                  progress=lambda m: None, clock=clock)
     wall = time.perf_counter() - begin
     phases = record["metrics"]["phase_s"]
-    assert list(phases) == ["start", "variant import", "dataset load", "dynamo import", "context", "setup",
+    assert list(phases) == ["start", "variant import", "dataset load", "context", "setup",
                             "warm-up", "timed steps", "whole epoch", "profiled steps", "untraced replay",
                             "floor sizes", "evaluation", "environment", "record", "total"]
     inside = sum(v for k, v in phases.items() if k not in ("start", "total"))

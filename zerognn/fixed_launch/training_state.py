@@ -16,22 +16,23 @@ from ..errors import ZeroGNNError
 
 
 def _materialize_adam_state(optimizer: torch.optim.Optimizer, params: list[nn.Parameter]) -> None:
-    """Create Adam's lazily-initialised state now, equal to its initial value (all zeros)."""
+    """Create Adam's lazily-initialised state now, as its first step would (zero moments, step 0), through
+    ``load_state_dict`` rather than a step: nothing moves, and ``Adam.step`` (which loads dynamo) is not called."""
     if type(optimizer) is not torch.optim.Adam:
         raise ZeroGNNError(f"a flat training state supports torch.optim.Adam, not {type(optimizer).__name__}")
     if any(optimizer.state.get(p) for p in params):
         raise ZeroGNNError("flatten the training state before the optimizer's first step")
-    saved = [p.detach().clone() for p in params]
-    for p in params:
-        p.grad = torch.zeros_like(p)
-    optimizer.step()  # zero gradients: moments stay 0 and parameters do not move; only `step` advances
-    with torch.no_grad():
-        for p, value in zip(params, saved):
-            p.copy_(value)
-            p.grad = None
-            for v in optimizer.state[p].values():
-                if torch.is_tensor(v):
-                    v.zero_()
+    saved = optimizer.state_dict()
+    index = {id(p): i for i, p in enumerate(params)}
+    for group in optimizer.param_groups:
+        keys = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if group["amsgrad"] else [])
+        for p in group["params"]:
+            # load_state_dict puts each value on its parameter's device, a tensor step in float32 where Adam is
+            # capturable or fused, as Adam's own initialisation does.
+            state = {"step": torch.zeros((), dtype=torch.float32)}
+            state.update({k: torch.zeros_like(p, memory_format=torch.preserve_format) for k in keys})
+            saved["state"][index[id(p)]] = state
+    optimizer.load_state_dict(saved)
 
 
 def flatten_training_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> torch.Tensor:

@@ -13,6 +13,7 @@ from ..models import build_model
 from ..records.spec import RunSpec
 from ..sampling import steps_per_epoch
 from ..variants import VariantContext
+from .optimizer import build_adam
 
 
 def resolve_device(name: str) -> torch.device:
@@ -32,10 +33,7 @@ def build_context(spec: RunSpec, dataset: Dataset, device: torch.device, world: 
     spe = steps_per_epoch(dataset.train_idx.numel(), spec.batch_size * world.size)
     model = build_model(spec.model, dataset.num_features, spec.hidden, dataset.num_classes, len(spec.fanouts),
                         spec.seed).to(device)
-    # Fused Adam on a GPU: one kernel instead of a dozen multi-tensor passes, for every variant alike;
-    # capturable so that a variant may record the step in a CUDA Graph.
-    cuda = device.type == "cuda"
-    optimizer = torch.optim.Adam(model.parameters(), lr=spec.lr, capturable=cuda, fused=cuda)
+    optimizer = build_adam(model.parameters(), spec.lr, cuda=device.type == "cuda")
     loss_log = torch.zeros(spec.steps_run(spe) if steps is None else steps, dtype=torch.float32, device=device)
     return VariantContext(dataset, model, optimizer, spec.model, list(spec.fanouts), spec.batch_size, spec.seed,
                           device, loss_log, spe, world, memory or PeakMemory(device))

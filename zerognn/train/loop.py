@@ -29,7 +29,6 @@ synchronisation per step. The record is built from the measurements by ``zerognn
 from __future__ import annotations
 
 import contextlib
-import importlib
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -109,10 +108,6 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
             torch.empty(1, device=device)  # the context, on this rank's GPU
     with clock.phase("dataset load", device):
         host_ds, ds = _load(spec, Path(dataset_dir), device, say)
-    with clock.phase("dynamo import"):
-        # torch.optim's Optimizer loads dynamo on its first parameter group (seconds of every run, whatever
-        # the variant); loaded here, that cost is its own phase rather than part of building the context.
-        importlib.import_module("torch._dynamo")
     with clock.phase("context", device):
         ctx = build_context(spec, ds, device, world, memory=PeakMemory(device))
     measured, variant_info = _train_and_measure(spec, variant_cls, ctx, host_ds, say, trace_path, clock)

@@ -9,6 +9,11 @@ Graph trees record a function only on a call after its warm-up, each new input s
 and every batch brings new sizes, so every step took the warm-up path (the reference's records made in
 that mode at 5bd0744: 70.0 ms a step on products-like SAGE B=1024 against torch-eager's 17.0 ms).
 
+Inductor compiles in this process (``compile_threads = 1``), which changes how long compiling takes, not
+what it produces: with its default pool of compile workers, a trial whose compile hits inductor's on-disk
+cache can leave the workers starting up (each one importing torch) while its steps are timed. Compiling
+in-process, no other process shares the host while the steps are timed.
+
 The record says what compiling cost and did: ``compile_s`` (dynamo's and inductor's compile time over
 the run), ``dynamo_graphs``, ``frames_compiled``, ``graph_breaks`` and ``recompilations`` (compiled
 versions of the step's function beyond the first); the run loop counts any CUDA Graphs captured
@@ -21,6 +26,7 @@ from typing import Any
 
 import torch
 
+from ..train.optimizer import restore_dynamo_marks
 from . import register
 from .torch_eager import TorchEager
 
@@ -62,6 +68,10 @@ class TorchCompile(TorchEager):
     requires_cuda = True
 
     def setup(self) -> None:
+        from torch._inductor import config as inductor_config
+
+        restore_dynamo_marks()  # Optimizer's methods marked never-to-compile again (zerognn.train.optimizer)
+        inductor_config.compile_threads = 1
         counters = _counters()
         self._before = (counters["stats"]["unique_graphs"], counters["frames"]["ok"], _graph_breaks(),
                         _compile_seconds())
