@@ -10,10 +10,10 @@ from ..distributed import SINGLE, World
 from ..errors import ZeroGNNError
 from ..measure.memory import PeakMemory
 from ..models import build_model
+from ..optimizer import build_adam
 from ..records.spec import RunSpec
 from ..sampling import steps_per_epoch
 from ..variants import VariantContext
-from .optimizer import build_adam
 
 
 def resolve_device(name: str) -> torch.device:

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from ..train.optimizer import restore_dynamo_marks
+from ..optimizer import restore_dynamo_marks
 from . import register
 from .torch_eager import TorchEager
 
@@ -70,7 +70,7 @@ class TorchCompile(TorchEager):
     def setup(self) -> None:
         from torch._inductor import config as inductor_config
 
-        restore_dynamo_marks()  # Optimizer's methods marked never-to-compile again (zerognn.train.optimizer)
+        restore_dynamo_marks()  # Optimizer's methods marked never-to-compile again (zerognn.optimizer)
         inductor_config.compile_threads = 1
         counters = _counters()
         self._before = (counters["stats"]["unique_graphs"], counters["frames"]["ok"], _graph_breaks(),

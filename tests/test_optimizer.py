@@ -7,7 +7,7 @@ import textwrap
 
 import torch
 
-from zerognn.train.optimizer import build_adam, keep_dynamo_unloaded, restore_dynamo_marks
+from zerognn.optimizer import build_adam, keep_dynamo_unloaded, restore_dynamo_marks
 
 
 def test_building_zeroing_and_flattening_adam_does_not_load_dynamo():
@@ -15,7 +15,7 @@ def test_building_zeroing_and_flattening_adam_does_not_load_dynamo():
         import sys
         from zerognn.fixed_launch.training_state import flatten_training_state
         from zerognn.models import build_model
-        from zerognn.train.optimizer import build_adam
+        from zerognn.optimizer import build_adam
         model = build_model("sage", 12, 16, 5, 2, seed=0)
         opt = build_adam(model.parameters(), 0.01, cuda=False)
         flatten_training_state(model, opt)
@@ -37,16 +37,23 @@ def test_the_plain_methods_behave_as_the_marked_ones():
     assert len(opt.state_dict()["param_groups"]) == 2
 
 
-def test_restoring_the_marks_is_undone_and_redone_cleanly():
+def test_the_shortcut_never_replaces_a_real_mark_and_is_undone_cleanly():
     from torch.optim import Optimizer
 
     plain = Optimizer.zero_grad.__wrapped__
+    before = plain.__dict__.get("__dynamo_disable")
     try:
+        real = object()  # what dynamo caches once it has built the mark
+        setattr(plain, "__dynamo_disable", real)
+        keep_dynamo_unloaded()
         restore_dynamo_marks()
-        assert getattr(plain, "__dynamo_disable", None) is not plain
+        assert getattr(plain, "__dynamo_disable") is real
+        delattr(plain, "__dynamo_disable")
         keep_dynamo_unloaded()
         assert getattr(plain, "__dynamo_disable") is plain
         restore_dynamo_marks()
-        assert getattr(plain, "__dynamo_disable", None) is not plain
+        assert "__dynamo_disable" not in plain.__dict__
     finally:
-        keep_dynamo_unloaded()
+        plain.__dict__.pop("__dynamo_disable", None)
+        if before is not None:
+            setattr(plain, "__dynamo_disable", before)
