@@ -93,7 +93,8 @@ PY
     tar czf "$OUT/trials.tgz" results logs figures 2>/dev/null
     ;;
 aftereffect)
-    # needs data/products-like (STAGE=trials builds it); one fresh process per variant per round
+    # needs data/products-like (STAGE=trials or cost builds it); one fresh process per variant per round
+    export ZEROGNN_CALL_ID=${ZEROGNN_CALL_ID:-aftereffect-$(date -u +%Y%m%dT%H%M%S)}
     for round in $(seq 1 "${ROUNDS:-5}"); do
         for variant in host-mediated zerognn; do
             timeout 120 python3 scripts/profiler_aftereffect.py --dataset-dir data/products-like --variant "$variant" \
@@ -114,11 +115,11 @@ cost)
             timeout 300 zerognn run --dataset products-like --model sage --variant "$variant" --batch-size 1024 \
                 --fanouts 15-10-5 --hidden 256 --lr 0.003 --seed 0 --warmup-steps 5 --measure-steps 20 \
                 $once --gpus 1 --device cuda --threads "$(nproc)" --trial "$trial" \
-                --dataset-dir data/products-like --out "results/cost/$variant-$trial.json" > /dev/null 2>&1 \
-                || echo "$variant trial $trial failed"
+                --dataset-dir data/products-like --out results/cost/ > "results/cost/$variant-$trial.log" 2>&1 \
+                || { echo "$variant trial $trial failed:"; tail -2 "results/cost/$variant-$trial.log"; }
             python3 -c "import json, sys; r = json.load(open(sys.argv[1])); m = r['metrics']
 print(sys.argv[1], round(m['step_ms_median'], 3), 'ms', ' '.join(f'{k}={v:.2f}' for k, v in m['phase_s'].items()))" \
-                "results/cost/$variant-$trial.json" 2>/dev/null
+                "$(ls -t results/cost/*.json | head -1)" 2>/dev/null
         done
     done
     tar czf "$OUT/cost.tgz" results/cost 2>/dev/null

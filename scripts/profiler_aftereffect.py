@@ -7,7 +7,7 @@ In one process: warm-up, a timed window, a profiled window (one lead-in step and
 does), then the same timed window again. The record has both windows' step times and medians. Run it as
 several fresh processes per variant (the unit of replication) and compare the after/before ratio across
 variants: a run times nothing after its profiled window (``zerognn.train.loop``), and this measures what
-that order avoids. Needs a CUDA GPU.
+that order avoids. Each record carries the run's environment (commit, machine, call). Needs a CUDA GPU.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import torch
 
 from zerognn.atomic import write_json
 from zerognn.datasets import load_dataset
+from zerognn.measure.environment import collect_environment
 from zerognn.measure.timing import time_steps
 from zerognn.measure.trace import PROFILER_LEAD_IN_STEPS, profile_steps
 from zerognn.records.spec import RunSpec
@@ -53,12 +54,13 @@ def main() -> None:
     step += PROFILER_LEAD_IN_STEPS + args.profiled
     after = time_steps(variant, step, args.window, device, None)
     variant.finish()
-    result = {"variant": args.variant, "batch_size": args.batch_size, "dataset": ds.name,
+    result = {"environment": collect_environment(device), "variant": args.variant, "batch_size": args.batch_size,
+              "dataset": ds.name, "warmup_steps": args.warmup, "profiled_steps": args.profiled,
               "before_ms": before, "after_ms": after, "before_median_ms": statistics.median(before),
               "after_median_ms": statistics.median(after)}
     result["after_over_before"] = result["after_median_ms"] / result["before_median_ms"]
     write_json(args.out, result)
-    print(json.dumps({k: v for k, v in result.items() if not k.endswith("_ms")}))
+    print(json.dumps({k: v for k, v in result.items() if not k.endswith("_ms") and k != "environment"}))
 
 
 if __name__ == "__main__":
