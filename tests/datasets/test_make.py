@@ -119,6 +119,15 @@ def test_a_dataset_is_replaced_only_with_force(built, no_work, monkeypatch):
     _only(built.parent, "data")
 
 
+def test_a_dataset_the_workflow_built_is_replaced_with_force(built, no_work, monkeypatch):
+    (built / ".snakemake_timestamp").write_text("")  # Snakemake's mark on a directory() output
+    with pytest.raises(ZeroGNNError, match=r"already holds the dataset 'tiny'; pass --force to replace it"):
+        _make(built, seed=3)
+    monkeypatch.undo()
+    assert _make(built, seed=3, force=True).meta["seed"] == 3
+    _only(built.parent, "data")
+
+
 def test_the_ogb_converter_checks_the_target_before_reading(tmp_path, no_network):  # noqa: F811
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "x").write_text("x")

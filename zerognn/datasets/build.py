@@ -20,7 +20,7 @@ import numpy as np
 
 from ..atomic import atomic_dir
 from ..errors import ZeroGNNError
-from .store import DATASET_FILES, FORMAT_VERSION, dataset_name_in, open_arrays
+from .store import DATASET_FILES, FORMAT_VERSION, WORKFLOW_MARKS, dataset_name_in, open_arrays
 from .validate import Invalid, check_arrays, check_feature_mode, check_sizes, stored_arrays
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ def check_out_dir(out_dir: Path, force: bool) -> None:
     if not entries:
         return
     name = dataset_name_in(out_dir)
-    foreign = [entry for entry in entries if entry not in DATASET_FILES]
+    foreign = [entry for entry in entries if entry not in DATASET_FILES | WORKFLOW_MARKS]
     if foreign or name is None:
         what = (
             f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}, e.g. {foreign[0]!r}" if foreign

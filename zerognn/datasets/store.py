@@ -36,6 +36,8 @@ from .validate import ARRAYS, SPLITS, Invalid, check_arrays, check_feature_mode,
 
 FORMAT_VERSION = 1
 DATASET_FILES = frozenset({"meta.json", *(f"{key}.npy" for key in ARRAYS)})
+# Snakemake's mark on a directory() output: a dataset the workflow built holds it beside DATASET_FILES.
+WORKFLOW_MARKS = frozenset({".snakemake_timestamp"})
 
 
 @dataclass
