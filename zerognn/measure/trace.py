@@ -37,6 +37,7 @@ import torch
 
 from ..atomic import atomic_path
 from ..errors import ZeroGNNError
+from .profiler_noise import quiet_profiler
 from .timing import Steps
 
 WINDOW = "zerognn/window"
@@ -248,7 +249,7 @@ def profile_window(
         torch.cuda.synchronize(device)
     with tempfile.TemporaryDirectory(prefix="zerognn-trace-") as tmp:
         raw = Path(tmp) / "trace.json"
-        with torch.profiler.profile(activities=activities) as prof:
+        with quiet_profiler(), torch.profiler.profile(activities=activities) as prof:
             for i in range(PROFILER_LEAD_IN_STEPS):
                 step_fn(i)
             if cuda:
