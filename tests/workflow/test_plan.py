@@ -13,13 +13,15 @@ from zerognn.records.ids import KEY_FIELDS, RunKey
 from zerognn.records.spec import RunSpec
 from zerognn.workflow.plan import LIST_AXES, plan, run_spec
 
+from .base_config import base_config
+
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 
 
 def study(**overrides):
-    """The default config with the schema's defaults filled in (as Snakemake's validate does)."""
-    config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text()) | overrides
+    """The tests' study config with the schema's defaults filled in (as Snakemake's validate does)."""
+    config = base_config(**overrides)
     return {k: v["default"] for k, v in SCHEMA["properties"].items() if "default" in v} | config
 
 

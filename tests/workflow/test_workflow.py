@@ -18,15 +18,20 @@ import yaml
 
 from zerognn.records.ids import RunKey
 
+from .base_config import base_config, write_config
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def workflow_copy(tmp_path: Path) -> Path:
-    """The workflow files as a fresh clone has them, in a scratch directory."""
+def workflow_copy(tmp_path: Path, shipped_default: bool = False) -> Path:
+    """The workflow files as a fresh clone has them, in a scratch directory; its default config is the tests'
+    own (``base_config``) unless ``shipped_default``."""
     for name in ("Snakefile", "environment.yml"):
         shutil.copy(REPO / name, tmp_path / name)
     for name in ("workflow", "profiles", "kernels"):
         shutil.copytree(REPO / name, tmp_path / name)
+    if not shipped_default:
+        write_config(tmp_path / "workflow/config/default.yaml")
     return tmp_path
 
 
@@ -241,9 +246,7 @@ def test_figure_jobs_are_planned_from_the_summarys_list_without_matplotlib(tmp_p
 
     (tmp_path / "workflow").mkdir()
     cwd = workflow_copy(tmp_path / "workflow")
-    config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
-    config.update(target="cpu", datasets={"tiny": {"scale": 1.0}}, variants=["torch-eager"])
-    (cwd / "done.yaml").write_text(yaml.safe_dump(config))
+    write_config(cwd / "done.yaml", target="cpu", datasets={"tiny": {"scale": 1.0}}, variants=["torch-eager"])
     # the runs' inputs, the runs (their records; CPU runs at two batch sizes), then their summary
     (cwd / "data" / "tiny").mkdir(parents=True)
     (cwd / "results").mkdir()
@@ -287,10 +290,9 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     (cwd / "external_record.py").write_text(EXTERNAL_RECORD)
     # the default config, trimmed to its smallest graph so the test stays quick, plus one out-of-package
     # variant and one external rule that writes its own record, both named only in the config
-    config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
-    config.update(datasets={"tiny": {"scale": 1.0}}, measure_steps=4, variant_modules=["toy_baseline.py"],
-                  extra_rule_files=["external.smk"],
-                  extra_run_records=["results/runs/tiny__sage__ext-framework__b256__f15-10-5__g1.json"])
+    config = base_config(datasets={"tiny": {"scale": 1.0}}, measure_steps=4, variant_modules=["toy_baseline.py"],
+                         extra_rule_files=["external.smk"],
+                         extra_run_records=["results/runs/tiny__sage__ext-framework__b256__f15-10-5__g1.json"])
     (cwd / "small.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(cwd, "--cores", "2", "--configfile", "small.yaml")
     output = result.stdout + result.stderr
@@ -368,10 +370,8 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
 
 def test_multi_node_runs_are_started_by_srun_and_torchrun(tmp_path):
     cwd = workflow_copy(tmp_path)
-    config = (cwd / "workflow/config/default.yaml").read_text()
-    config = config.replace("gpus: [1]", "gpus: [1, 2, 8]\ngpus_per_node: 4")
-    config = config.replace("  arxiv-like: {scale: 1.0}\n", "").replace("batch_sizes: [256, 1024]", "batch_sizes: [64]")
-    (cwd / "multi-node.yaml").write_text(config)
+    write_config(cwd / "multi-node.yaml", gpus=[1, 2, 8], gpus_per_node=4, batch_sizes=[64],
+                 datasets={"tiny": {"scale": 1.0}, "products-like": {"scale": 1.0, "needs_gpu": True}})
     result = snakemake(cwd, "-n", "-p", "--configfile", "multi-node.yaml")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -409,7 +409,7 @@ def _processes_writing(path: Path) -> list[int]:
 @pytest.mark.slow
 def test_a_killed_pipeline_leaves_no_run_behind_and_runs_again(tmp_path):
     cwd = workflow_copy(tmp_path)
-    config = yaml.safe_load((REPO / "workflow/config/default.yaml").read_text())
+    config = base_config()
     # every configured directory with a space and a non-ASCII letter: each shell argument is quoted
     dirs = {key: f"{key.split('_')[0]} dir é" for key in ("data_dir", "results_dir", "figures_dir", "logs_dir")}
     config.update(datasets={"tiny": {"scale": 1.0}}, batch_sizes=[64], warmup_steps=0, measure_steps=1_000_000,
@@ -486,7 +486,7 @@ def test_the_ogb_config_plans_the_paper_study_on_the_real_datasets(tmp_path):
 
 
 def test_a_baseline_added_as_the_docs_say_is_planned_beside_the_shipped_study(tmp_path):
-    cwd = workflow_copy(tmp_path)
+    cwd = workflow_copy(tmp_path, shipped_default=True)
     (cwd / "my_baseline.py").write_text(TOY_BASELINE)
     (cwd / "my.yaml").write_text("variant_modules: [my_baseline.py]\n")  # just what changes
     result = snakemake(cwd, "-n", "--configfile", "workflow/config/default.yaml", "my.yaml", "--config",
