@@ -9,9 +9,10 @@
 #   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
 #   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
 #   STAGE=trials  records workflow/config/h200-trials.yaml (TRIALS=k: its first k rounds; SNAKEMAKE_ARGS more).
-#                 Ten rounds take two calls back to back on the same machine: TRIALS=5, then TRIALS=10 with
-#                 SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again, with new
-#                 mtimes, and the first call's records must stay as they are)
+#                 A round takes about 90 s (the first, with the dataset, profiling and a cold compile, more), so
+#                 ten rounds take three calls back to back on the same machine: TRIALS=4, then 7, then 10, the
+#                 later two with SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again,
+#                 with new mtimes, and the earlier calls' records must stay as they are)
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
 #                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved
 #   STAGE=cost   a run's cost by phase: fresh processes of VARIANTS (default zerognn torch-compile), TRIALS

@@ -2,8 +2,8 @@
 
 ``torch.optim.Optimizer`` marks four methods (``add_param_group``, ``zero_grad``, ``state_dict``,
 ``load_state_dict``) as never to be compiled through ``torch._disable_dynamo``, which imports
-``torch._dynamo`` on a method's first call just to build that mark: seconds of every run (3.4–5.7 s per
-process on the H200 host), whether or not anything compiles. Outside a compiled frame the mark changes
+``torch._dynamo`` on a method's first call just to build that mark: seconds of every run on the H200 host
+(``phase_s`` shows them), whether or not anything compiles. Outside a compiled frame the mark changes
 nothing, so a run resolves it to the plain method up front (``keep_dynamo_unloaded``) and a variant that
 compiles takes it back before compiling (``restore_dynamo_marks``). ``Adam.step`` itself still imports
 dynamo, so variants that call it load it in their first warm-up step; the ZeroGNN variants step Adam
