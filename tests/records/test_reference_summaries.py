@@ -1,0 +1,24 @@
+"""Every committed reference summary is what `zerognn summarize` makes of the records beside it, column for column:
+the medians, their intervals, the CVs and the bootstrap intervals of every ratio are reproducible from the records
+with the documented method (docs/measurement.md)."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from zerognn.records.summary import read_summary, summarize
+
+REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
+STUDIES = sorted(p.parent for p in REFERENCE.rglob("summary.csv") if (p.parent / "runs").is_dir())
+
+
+def test_the_reference_studies_are_found():
+    assert {p.relative_to(REFERENCE).as_posix() for p in STUDIES} >= {"cpu", "h200", "h200/instrument"}
+
+
+@pytest.mark.parametrize("study", STUDIES, ids=lambda p: p.relative_to(REFERENCE).as_posix())
+def test_a_committed_summary_is_recomputed_from_its_records(study, tmp_path):
+    committed = read_summary(study / "summary.csv")
+    summarize(study / "runs", tmp_path / "summary.csv")  # provenance checked: one commit and machine per group
+    pd.testing.assert_frame_equal(read_summary(tmp_path / "summary.csv"), committed, check_exact=True)
