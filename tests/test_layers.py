@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "zerognn"
 # Lowest first. Each name is a module or subpackage directly under zerognn.
 LAYERS: list[set[str]] = [
     # foundation
-    {"errors", "lifetime", "atomic", "outputs", "graph", "rng", "distributed", "catalog", "determinism", "optimizer"},
+    {"errors", "lifetime", "atomic", "outputs", "graph", "rng", "distributed", "catalog", "determinism", "optimizer",
+     "precision"},
     {"sampling", "datasets"},  # graphs on disk, the reference sampler
     {"models", "cuda"},  # the math: GNN layers and the CUDA operators
     {"measure"},  # timing, traces, memory, floor: the same instrument for every variant

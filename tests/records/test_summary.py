@@ -311,7 +311,7 @@ def test_a_comparison_group_of_two_commits_or_machines_is_refused_unless_allowed
         r["environment"]["boot_id"] = "boot-1"
     records[-1]["environment"][field] = records[-2]["environment"][field] = value  # zerognn's trials
     write_records(tmp_path / "runs", records)
-    with pytest.raises(ZeroGNNError, match=f"the comparison group tiny sage 256 15-10-5 1 0 False mixes {what}"
+    with pytest.raises(ZeroGNNError, match=f"the comparison group tiny sage 256 15-10-5 1 0 False float32 mixes {what}"
                                            ".*mixed_provenance: true"):
         summarize(tmp_path / "runs", tmp_path / "s.csv")
     df = summarize(tmp_path / "runs", tmp_path / "s.csv", allow_mixed_provenance=True)

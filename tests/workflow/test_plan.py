@@ -42,6 +42,22 @@ def test_the_plan_is_every_combination_of_the_axes_in_order():
     assert len({k.run_id for k in runs.keys}) == len(runs.keys)
 
 
+def test_precisions_are_an_axis_left_out_where_they_cannot_run():
+    gpu = plan(study(variants=["torch-eager", "zerognn"], precisions=["float32", "tf32"],
+                     deterministic=[False, True]), "gpu")
+    assert {(k.dtype, k.deterministic) for k in gpu.keys} == {("float32", False), ("float32", True), ("tf32", False)}
+    assert [line for line in gpu.left_out if "tf32" in line] == [
+        "skipping tf32 runs: precision tf32 does not apply in deterministic mode: its fixed-order GEMMs are fp32 "
+        "FFMA; run tf32 without --deterministic"]
+    assert {k.run_id for k in gpu.keys if k.dtype == "tf32"} >= {"tiny__sage__zerognn__b256__f15-10-5__g1__ptf32"}
+    cpu = plan(study(variants=["torch-eager"], precisions=["float32", "tf32"]), "cpu")
+    assert {k.dtype for k in cpu.keys} == {"float32"}
+    assert ("skipping tf32 runs: precision tf32 needs a CUDA GPU (its GEMMs run on tensor cores); use float32 on "
+            "the CPU") in cpu.left_out
+    key = next(k for k in gpu.keys if k.dtype == "tf32")
+    assert "--dtype tf32" in " ".join(run_spec(study(), "gpu", key, {}).arguments())
+
+
 def test_a_runs_spec_is_the_keys_fields_and_the_configs_run_parameters():
     config = study(measure_steps=7, whole_epoch_variants=["torch-eager"])
     key = RunKey("tiny", "sage", "torch-eager", 256, (15, 10, 5), host_load=2)

@@ -70,7 +70,7 @@ def metrics(spec: RunSpec, m: Measurements, gpu_name: str | None) -> dict[str, A
         "host_launches_per_step": None if trace is None else trace.host_launches_per_step,
         "gpu_activities_per_step": None if trace is None else trace.gpu_activities_per_step,
         "gpu_ms_by_class": gpu_ms_by_class(trace, m.untraced_ms_per_step),
-        **floor_metrics(median, m.floor_work, gpu_name),
+        **floor_metrics(median, m.floor_work, gpu_name, spec.dtype),
         "peak_mem_bytes": m.peak_mem_bytes,
         "peak_reserved_bytes": m.peak_reserved_bytes,
         "ideal_mem_bytes": m.ideal_mem_bytes,

@@ -23,8 +23,10 @@ from ..errors import ZeroGNNError
 # Names end up in run ids and file names: no separators, no spaces, no "__".
 NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
 SEPARATOR = "__"
-# Optional fields, written as __<letter><value> after the required parts when not at their default.
-SUFFIXES = {"host_load": "h", "deterministic": "d", "trial": "t"}
+# Optional fields, written as __<letter><value> after the required parts when not at their default (a flag as
+# 0/1), in this order; the pattern is what the value may be.
+SUFFIXES = {"host_load": "h", "deterministic": "d", "dtype": "p", "trial": "t"}
+_SUFFIX_VALUES = {"dtype": "[a-z0-9]+"}
 
 
 def fanouts_label(fanouts: Sequence[int]) -> str:
@@ -42,10 +44,11 @@ class RunKey:
     gpus: int = 1
     host_load: int = 0
     deterministic: bool = False
+    dtype: str = "float32"
     trial: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("dataset", "model", "variant"):
+        for name in ("dataset", "model", "variant", "dtype"):
             value = getattr(self, name)
             if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
                 raise ZeroGNNError(f"{name} name {value!r} may use only letters, digits, '.', '_', '+' and '-' and "
@@ -68,10 +71,11 @@ class RunKey:
     @property
     def run_id(self) -> str:
         """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``, then ``__h<n>`` for a run measured
-        beside ``n`` CPU-bound processes, ``__d1`` for one in deterministic mode and ``__t<k>`` for trial k > 1."""
+        beside ``n`` CPU-bound processes, ``__d1`` for one in deterministic mode, ``__p<precision>`` for one at a
+        precision other than float32 (``zerognn.precision``) and ``__t<k>`` for trial k > 1."""
         parts = [self.dataset, self.model, self.variant, f"b{self.batch_size}", f"f{fanouts_label(self.fanouts)}",
                  f"g{self.gpus}"]
-        parts += [f"{letter}{int(getattr(self, name))}" for name, letter in SUFFIXES.items()
+        parts += [f"{letter}{_suffix_value(getattr(self, name))}" for name, letter in SUFFIXES.items()
                   if getattr(self, name) != _DEFAULTS[name]]
         return SEPARATOR.join(parts)
 
@@ -82,7 +86,7 @@ class RunKey:
         key = None if match is None else cls(**{k: v for k, v in match.groupdict().items() if v is not None})
         if key is None or key.run_id != run_id:
             raise ZeroGNNError(f"{run_id!r} is not a run id: expected <dataset>__<model>__<variant>__b<batch>"
-                               f"__f<fanouts>__g<gpus>[__h<host load>][__d1][__t<trial>]")
+                               f"__f<fanouts>__g<gpus>[__h<host load>][__d1][__p<precision>][__t<trial>]")
         return key
 
     @classmethod
@@ -104,6 +108,10 @@ class RunKey:
         return asdict(self)
 
 
+def _suffix_value(value: Any) -> str:
+    return value if isinstance(value, str) else str(int(value))
+
+
 KEY_FIELDS = tuple(f.name for f in fields(RunKey))
 # name -> "str", "int", "bool" or "fanouts": how a summary (or a wildcard) holds the field
 KEY_TYPES = {f.name: "fanouts" if f.name == "fanouts" else str(f.type) for f in fields(RunKey)}
@@ -118,7 +126,7 @@ _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9.+-]|_(?!_))*"
 RUN_ID_PATTERN = (
     rf"(?P<dataset>{_NAME})__(?P<model>{_NAME})__(?P<variant>{_NAME})__b(?P<batch_size>[0-9]+)"
     rf"__f(?P<fanouts>[0-9]+(?:-[0-9]+)*)__g(?P<gpus>[0-9]+)"
-    + "".join(rf"(?:__{letter}(?P<{name}>[0-9]+))?" for name, letter in SUFFIXES.items())
+    + "".join(rf"(?:__{letter}(?P<{name}>{_SUFFIX_VALUES.get(name, '[0-9]+')}))?" for name, letter in SUFFIXES.items())
 )
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 # The same without group names, for a Snakemake wildcard constraint (Snakemake names its own group).

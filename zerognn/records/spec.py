@@ -17,6 +17,8 @@ from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from typing import Any
 
 from ..errors import ZeroGNNError
+from ..precision import DEFAULT as DEFAULT_PRECISION
+from ..precision import PRECISIONS, precision_problem
 from .ids import NAME_PATTERN, RunKey, fanouts_label
 
 NAME = {"type": "string", "pattern": NAME_PATTERN}
@@ -99,8 +101,10 @@ class RunSpec:
     device: str = param("auto", help="where to train (auto: the GPU if there is one)",
                         schema={"enum": ["auto", "cpu", "cuda"]}, record_schema={"enum": ["cpu", "cuda"]},
                         config="target")
-    dtype: str = param("float32", help="training precision", schema={"enum": ["float32"]},
-                       record_schema={"type": "string", "minLength": 1})
+    dtype: str = param(DEFAULT_PRECISION, help="training precision: float32, or tf32 (fp32 storage, GEMMs on TF32 "
+                                               "tensor cores; CUDA, not with --deterministic)",
+                       schema={"enum": list(PRECISIONS)}, record_schema={"type": "string", "minLength": 1},
+                       config="precisions", axis=True)
     whole_epoch: bool = param(False, help="after the measured steps, train and time one whole epoch (every "
                                           "training batch)", schema={"type": "boolean"}, record="optional",
                               config="whole_epoch_variants")
@@ -126,6 +130,9 @@ class RunSpec:
                 problem = f"one of {', '.join(f.metadata['choices']())}"
             if problem is not None:
                 raise ZeroGNNError(f"{f.name} must be {problem}, got {value!r}")
+        problem = precision_problem(self.dtype, self.device, self.deterministic)
+        if problem is not None:
+            raise ZeroGNNError(problem)
 
     @property
     def key(self) -> RunKey:

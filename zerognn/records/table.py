@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..catalog import variant_order
+from ..precision import DEFAULT as DEFAULT_PRECISION
 from .stats import CV_FLAG
 
 COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "trials", "step ms, median [95 % CI]", "CV",
@@ -18,8 +19,9 @@ COLUMNS = ("dataset", "model", "variant", "batch", "GPUs", "trials", "step ms, m
            "GPU activities/step", "step / floor", "syncs/step", "launches/step", "peak MiB", "final loss", "commit")
 # With runs under host load: after GPUs, the load; after the speedup, the slowdown against the run alone.
 LOAD_COLUMNS = {"GPUs": "host load", "× host-mediated [95 % CI]": "× alone"}
-# With deterministic runs: after GPUs, the mode.
+# With deterministic runs: after GPUs, the mode; with runs at another precision than float32: the precision.
 MODE_COLUMNS = {"GPUs": "deterministic"}
+PRECISION_COLUMNS = {"GPUs": "precision"}
 
 
 def _cell(value, fmt: str) -> str:
@@ -53,10 +55,12 @@ def markdown_table(df: pd.DataFrame) -> str:
     """The summary ``df`` (``zerognn.records.summary``'s columns) as a markdown table."""
     order = {v: i for i, v in enumerate(variant_order(df["variant"]))}
     df = df.assign(_model=df["model"].map(lambda m: (m != "sage", m)), _variant=df["variant"].map(order))
-    df = df.sort_values(["_model", "batch_size", "dataset", "host_load", "deterministic", "_variant", "gpus"])
+    df = df.sort_values(["_model", "batch_size", "dataset", "host_load", "deterministic", "dtype", "_variant",
+                         "gpus"])
     extra = {name: [] for name in COLUMNS}
-    for shown, added in ((bool(df["deterministic"].any()), MODE_COLUMNS), (bool((df["host_load"] > 0).any()),
-                                                                            LOAD_COLUMNS)):
+    for shown, added in ((bool(df["deterministic"].any()), MODE_COLUMNS),
+                         (bool((df["dtype"] != DEFAULT_PRECISION).any()), PRECISION_COLUMNS),
+                         (bool((df["host_load"] > 0).any()), LOAD_COLUMNS)):
         for name, column in added.items():
             extra[name] += [column] if shown else []
     columns = [c for name in COLUMNS for c in (name, *extra[name])]
@@ -66,6 +70,7 @@ def markdown_table(df: pd.DataFrame) -> str:
         cells = {
             "dataset": r.dataset, "model": r.model.upper(), "variant": r.variant, "batch": r.batch_size,
             "GPUs": r.gpus, "host load": r.host_load, "deterministic": "yes" if r.deterministic else "no",
+            "precision": r.dtype,
             "trials": r.trials,
             "step ms, median [95 % CI]": _with_ci(r.step_ms_median, r.step_ms_median_ci_low,
                                                   r.step_ms_median_ci_high),

@@ -50,6 +50,7 @@ from ..measure.timing import synchronize, time_block_s, time_steps
 from ..measure.trace import profile_steps
 from ..measure.untraced import untraced_ms
 from ..outputs import exclusive_output
+from ..precision import precision_problem, using
 from ..records.build import Measurements, build_record, dataset_fields
 from ..records.schema import percentiles, write_record
 from ..records.spec import RunSpec
@@ -82,12 +83,16 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     if variant_cls.requires_cuda and device.type != "cuda":
         raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; "
                            f"run it on a GPU machine")
+    problem = precision_problem(spec.dtype, device.type, spec.deterministic)  # `auto` resolved
+    if problem is not None:
+        raise ZeroGNNError(problem)
     world = init_world(spec.gpus, device.type)
     try:
         # One writer per record: a second run asked for the same output (a re-run beside an orphaned
         # one) stops here instead of sharing the machine with it and overwriting its record.
         with exclusive_output(out_path) if world.is_main else contextlib.nullcontext():
-            with deterministic(spec.deterministic):  # training and evaluation, every kernel of the run
+            # training and evaluation, every kernel of the run
+            with deterministic(spec.deterministic), using(spec.dtype):
                 return _run(spec, variant_cls, device, world, dataset_dir, out_path,
                             progress if world.is_main else (lambda message: None), trace_path, clock, started_at)
     finally:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..errors import ZeroGNNError
+from ..precision import precision_problem
 from ..records.ids import KEY_FIELDS, RunKey
 from ..records.spec import RunSpec
 from ..variants import all_variants, external_variants
@@ -71,6 +72,7 @@ def plan(config: dict[str, Any], target: str) -> Plan:
         for batch in config["batch_sizes_by_model"].get(model, config["batch_sizes"])
         for values in itertools.product(*(config[key] for key in LIST_AXES.values()))
     ]
+    configurations = _runnable_precisions(configurations, target, left_out)
     keys = trial_order(configurations, config["trials"])
     previous = {} if config["trials"] == 1 else {
         later.run_id: earlier.run_id for sequence in _by_group(keys) for earlier, later in zip(sequence, sequence[1:])
@@ -78,6 +80,18 @@ def plan(config: dict[str, Any], target: str) -> Plan:
     # Only the runs of an out-of-package variant depend on its module: naming one more module in
     # `variant_modules` plans that variant's runs and leaves every finished run as it is.
     return Plan(datasets, variants, keys, external_variants(config["variant_modules"]), left_out, previous)
+
+
+def _runnable_precisions(configurations: list[RunKey], target: str, left_out: list[str]) -> list[RunKey]:
+    """The configurations whose precision runs on ``target`` in their mode; one line per reason for the rest."""
+    kept = []
+    for key in configurations:
+        problem = precision_problem(key.dtype, RUN_DEVICE[target], key.deterministic)
+        if problem is None:
+            kept.append(key)
+        elif (line := f"skipping {key.dtype} runs: {problem}") not in left_out:
+            left_out.append(line)
+    return kept
 
 
 def trial_order(configurations: list[RunKey], trials: int) -> list[RunKey]:
