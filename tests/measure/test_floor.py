@@ -32,11 +32,21 @@ def test_gcn_and_gat_count_their_own_gemm_rows():
 
 
 def test_floor_is_the_larger_of_compute_and_memory_time_on_a_known_gpu():
-    tflops, tbps = GPU_PEAKS["NVIDIA H200"]
+    tflops, tbps = GPU_PEAKS["NVIDIA H200"].fp32, GPU_PEAKS["NVIDIA H200"].tb_s
     m = floor_metrics(1.0, (tflops * 1e12 * 2e-4, tbps * 1e12 * 1e-4), "NVIDIA H200")
     assert m["floor_ms"] == pytest.approx(0.2) and m["step_over_floor"] == pytest.approx(5.0)
     m = floor_metrics(1.0, (tflops * 1e12 * 1e-4, tbps * 1e12 * 3e-4), "NVIDIA H200")
     assert m["floor_ms"] == pytest.approx(0.3)
+
+
+def test_the_floor_takes_the_peak_of_the_runs_precision():
+    peaks = GPU_PEAKS["NVIDIA H200"]
+    work = (peaks.fp32 * 1e12 * 1e-3, peaks.tb_s * 1e12 * 1e-5)  # 1 ms of fp32 FFMA, 0.01 ms of bytes
+    assert floor_metrics(1.0, work, "NVIDIA H200")["floor_ms"] == pytest.approx(1.0)
+    tf32 = floor_metrics(1.0, work, "NVIDIA H200", "tf32")
+    assert tf32["floor_ms"] == pytest.approx(peaks.fp32 / peaks.tf32) and tf32["floor_gflop"] == pytest.approx(
+        peaks.fp32)
+    assert all(p.tf32 > p.fp32 for p in GPU_PEAKS.values())
 
 
 def test_unknown_gpu_or_cpu_gets_work_but_no_floor():

@@ -1,6 +1,6 @@
 """The hardware floor of a training step: the least time any implementation could take on this GPU.
 
-    floor = max(dense FLOPs / fp32 peak, bytes moved / memory bandwidth)
+    floor = max(dense FLOPs / the precision's peak, bytes moved / memory bandwidth)
 
 computed from the step's live sizes, never from buffer capacities, so padding counts against the
 variant that pays for it. The sizes come from the reference sampler on the timed steps' own batches
@@ -17,7 +17,8 @@ variant that pays for it. The sizes come from the reference sampler on the timed
   update (parameter, gradient and two moments read; parameter and moments written).
 
 Peaks come from ``GPU_PEAKS``, keyed by the exact name CUDA reports; an unknown GPU gets no floor
-(None), never a guess.
+(None), never a guess. The FLOP peak is the one of the run's precision (``zerognn.precision``): fp32 FFMA
+for float32, the dense TF32 tensor-core peak for tf32 (fp32 storage, so the bytes are the same).
 """
 
 from __future__ import annotations
@@ -28,15 +29,28 @@ import torch
 from torch import nn
 
 from ..graph import CSRGraph
+from ..precision import DEFAULT as DEFAULT_PRECISION
+from ..precision import PRECISIONS
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
 
-# name (torch.cuda.get_device_name) -> (fp32 FMA peak in TFLOP/s, memory bandwidth in TB/s), from the
-# vendor's datasheets (SXM boards at their boost clock).
-GPU_PEAKS: dict[str, tuple[float, float]] = {
-    "NVIDIA H200": (66.9, 4.8),
-    "NVIDIA H100 80GB HBM3": (66.9, 3.35),
-    "NVIDIA A100-SXM4-80GB": (19.5, 2.039),
-    "NVIDIA A100-SXM4-40GB": (19.5, 1.555),
+
+@dataclass(frozen=True)
+class GpuPeaks:
+    """A GPU's dense peaks: TFLOP/s by precision (``zerognn.precision.Precision.peak`` names the field) and
+    memory bandwidth in TB/s."""
+
+    fp32: float  # FFMA
+    tf32: float  # tensor cores, dense (datasheets quote twice this "with sparsity")
+    tb_s: float
+
+
+# name (torch.cuda.get_device_name) -> its peaks, from the vendor's datasheets (SXM boards at their boost
+# clock; the H100 whitepaper's table for the Hopper tensor-core rates, which the H200 shares).
+GPU_PEAKS: dict[str, GpuPeaks] = {
+    "NVIDIA H200": GpuPeaks(fp32=66.9, tf32=494.7, tb_s=4.8),
+    "NVIDIA H100 80GB HBM3": GpuPeaks(fp32=66.9, tf32=494.7, tb_s=3.35),
+    "NVIDIA A100-SXM4-80GB": GpuPeaks(fp32=19.5, tf32=156.0, tb_s=2.039),
+    "NVIDIA A100-SXM4-40GB": GpuPeaks(fp32=19.5, tf32=156.0, tb_s=1.555),
 }
 
 FLOOR_FIELDS = ("floor_ms", "step_over_floor", "floor_gflop", "floor_gbytes")
@@ -105,20 +119,23 @@ def step_memory(model: nn.Module, sizes: StepSizes) -> int:
     return int(nbytes)
 
 
-def gpu_peak(gpu_name: str | None) -> tuple[float, float] | None:
-    """(FLOP/s, bytes/s) of a known GPU; None for any other name."""
-    peak = GPU_PEAKS.get(gpu_name or "")
-    return None if peak is None else (peak[0] * 1e12, peak[1] * 1e12)
+def gpu_peak(gpu_name: str | None, precision: str = DEFAULT_PRECISION) -> tuple[float, float] | None:
+    """(FLOP/s at ``precision``, bytes/s) of a known GPU; None for any other name."""
+    peaks = GPU_PEAKS.get(gpu_name or "")
+    if peaks is None:
+        return None
+    return getattr(peaks, PRECISIONS[precision].peak) * 1e12, peaks.tb_s * 1e12
 
 
-def floor_metrics(step_ms_median: float, work: tuple[float, float] | None, gpu_name: str | None) -> dict:
-    """The record's floor fields (``FLOOR_FIELDS``); the time fields are None on an unknown GPU."""
+def floor_metrics(step_ms_median: float, work: tuple[float, float] | None, gpu_name: str | None,
+                  precision: str = DEFAULT_PRECISION) -> dict:
+    """The record's floor fields (``FLOOR_FIELDS``) at ``precision``; the time fields are None on an unknown GPU."""
     metrics = dict.fromkeys(FLOOR_FIELDS)
     if work is None:
         return metrics
     flops, nbytes = work
     metrics.update(floor_gflop=flops / 1e9, floor_gbytes=nbytes / 1e9)
-    peak = gpu_peak(gpu_name)
+    peak = gpu_peak(gpu_name, precision)
     if peak is not None:
         floor_ms = max(flops / peak[0], nbytes / peak[1]) * 1e3
         metrics.update(floor_ms=floor_ms, step_over_floor=step_ms_median / floor_ms)
