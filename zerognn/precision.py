@@ -5,6 +5,11 @@ axis, run ids (``__p<name>`` for any but float32) and the floor's peak all deriv
 * ``tf32``: fp32 storage, GEMMs on TF32 tensor cores (``torch.backends.cuda.matmul.allow_tf32`` and cuDNN's
   switch, set by the run for every variant alike: cuBLAS and inductor's GEMMs follow them). CUDA only, and
   not in deterministic mode, whose fixed-order GEMMs (``kernels/dense_gemm.cu``) are fp32 FFMA.
+* ``bfloat16``: bf16 GEMMs, autocast-style: the models' dense layer (``zerognn.models.dense``, every GEMM of
+  every model and variant) casts its operands to bf16 and its results back to fp32, accumulating in fp32;
+  parameters, optimizer state, features, activations and the sampling and aggregation kernels stay fp32.
+  The floor counts bf16 activations (the bytes a bf16 implementation would move), so the casts this
+  storage pays for count against the step. Not in deterministic mode.
 
 ``using(name)`` sets a precision for a block, like ``zerognn.determinism.deterministic``: process-wide, so
 autograd's worker threads see it too.
@@ -19,17 +24,34 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Precision:
-    tensor_core_gemms: bool  # GEMMs on TF32 tensor cores (fp32 storage)
+    tensor_core_gemms: bool  # fp32 GEMMs on TF32 tensor cores
+    gemm_dtype: str | None  # the torch dtype the dense layer casts its GEMM operands to (None: as stored)
     peak: str  # which of the GPU's FLOP peaks bounds its dense work (zerognn.measure.floor.GpuPeaks)
+    activation_bytes: int  # per activation element, as the floor counts them
     cuda_only: bool
     deterministic_ok: bool
 
 
 DEFAULT = "float32"
 PRECISIONS: dict[str, Precision] = {
-    "float32": Precision(tensor_core_gemms=False, peak="fp32", cuda_only=False, deterministic_ok=True),
-    "tf32": Precision(tensor_core_gemms=True, peak="tf32", cuda_only=True, deterministic_ok=False),
+    "float32": Precision(tensor_core_gemms=False, gemm_dtype=None, peak="fp32", activation_bytes=4,
+                         cuda_only=False, deterministic_ok=True),
+    "tf32": Precision(tensor_core_gemms=True, gemm_dtype=None, peak="tf32", activation_bytes=4, cuda_only=True,
+                      deterministic_ok=False),
+    # bf16 GEMMs run on the CPU too (slowly): the CPU tests check the path every GPU variant takes
+    "bfloat16": Precision(tensor_core_gemms=False, gemm_dtype="bfloat16", peak="bf16", activation_bytes=2,
+                          cuda_only=False, deterministic_ok=False),
 }
+_gemm_dtype: str | None = None
+
+
+def gemm_dtype():
+    """The torch dtype the dense layer's GEMMs take now (None: their operands' own)."""
+    if _gemm_dtype is None:
+        return None
+    import torch
+
+    return getattr(torch, _gemm_dtype)
 
 
 def precision_problem(name: str, device: str, deterministic: bool) -> str | None:
@@ -48,10 +70,12 @@ def using(name: str) -> Iterator[None]:
     """Run the block at precision ``name`` (the matmul switches it sets, restored afterwards)."""
     import torch  # here, not at the top: the workflow plans runs from this module without torch
 
-    on = PRECISIONS[name].tensor_core_gemms
-    previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = on
+    global _gemm_dtype
+    precision = PRECISIONS[name]
+    previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, _gemm_dtype
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision.tensor_core_gemms
+    _gemm_dtype = precision.gemm_dtype
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, _gemm_dtype = previous

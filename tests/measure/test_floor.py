@@ -46,7 +46,20 @@ def test_the_floor_takes_the_peak_of_the_runs_precision():
     tf32 = floor_metrics(1.0, work, "NVIDIA H200", "tf32")
     assert tf32["floor_ms"] == pytest.approx(peaks.fp32 / peaks.tf32) and tf32["floor_gflop"] == pytest.approx(
         peaks.fp32)
-    assert all(p.tf32 > p.fp32 for p in GPU_PEAKS.values())
+    assert all(p.bf16 > p.tf32 > p.fp32 for p in GPU_PEAKS.values())
+    bf16 = floor_metrics(1.0, work, "NVIDIA H200", "bfloat16")
+    assert bf16["floor_ms"] == pytest.approx(peaks.fp32 / peaks.bf16)
+
+
+def test_bf16_activations_halve_the_feature_and_activation_bytes_only():
+    model = build_model("sage", 100, 64, 10, 2, seed=0)
+    sizes = StepSizes(frontiers=(128.0, 640.0, 2560.0), edges=(640.0, 2560.0))
+    flops, full = step_work(model, sizes)
+    flops_low, half = step_work(model, sizes, activation_bytes=2)
+    fixed = 28 * sum(p.numel() for p in model.parameters()) + 16 * sum(sizes.frontiers[:2]) + 8 * sum(sizes.edges)
+    assert flops_low == flops and full - fixed == pytest.approx(2 * (half - fixed))
+    memory_fixed = 12 * sum(p.numel() for p in model.parameters()) + 4 * (sum(sizes.frontiers) + sum(sizes.edges))
+    assert step_memory(model, sizes) - memory_fixed == 2 * (step_memory(model, sizes, 2) - memory_fixed)
 
 
 def test_unknown_gpu_or_cpu_gets_work_but_no_floor():

@@ -268,3 +268,16 @@ def test_a_dataset_with_bad_values_is_refused_before_training(tiny_dataset_dir, 
     with pytest.raises(ZeroGNNError, match=re.escape(message)):
         run(small_spec(), bad, out, progress=lambda m: None)
     assert not out.exists()
+
+
+def test_a_bfloat16_run_names_its_precision_and_trains_like_float32(tiny_dataset_dir, tmp_path):
+    full = run(small_spec(profile_steps=0), tiny_dataset_dir, tmp_path / "full.json", progress=lambda m: None)
+    low = run(small_spec(profile_steps=0, dtype="bfloat16"), tiny_dataset_dir, tmp_path / "low.json",
+              progress=lambda m: None)
+    assert low["run_id"] == full["run_id"] + "__pbfloat16" and low["config"]["dtype"] == "bfloat16"
+    assert low["losses"] != full["losses"]  # the GEMMs did run on bf16 operands
+    for a, b in zip(low["losses"], full["losses"]):
+        assert abs(a - b) <= 2e-2 * abs(b)
+    for field in ("ideal_mem_bytes", "floor_gbytes"):  # bf16 activations, counted at 2 bytes
+        assert low["metrics"][field] < full["metrics"][field]
+    assert low["metrics"]["floor_gflop"] == full["metrics"]["floor_gflop"]

@@ -18,7 +18,9 @@ variant that pays for it. The sizes come from the reference sampler on the timed
 
 Peaks come from ``GPU_PEAKS``, keyed by the exact name CUDA reports; an unknown GPU gets no floor
 (None), never a guess. The FLOP peak is the one of the run's precision (``zerognn.precision``): fp32 FFMA
-for float32, the dense TF32 tensor-core peak for tf32 (fp32 storage, so the bytes are the same).
+for float32, the dense TF32 tensor-core peak for tf32 (fp32 storage, so the bytes are the same), the dense
+bf16 tensor-core peak for bfloat16, whose feature rows and activations count 2 bytes an element (what a
+bf16 implementation moves; this one stores fp32 and casts, and the casts count against it).
 """
 
 from __future__ import annotations
@@ -41,16 +43,17 @@ class GpuPeaks:
 
     fp32: float  # FFMA
     tf32: float  # tensor cores, dense (datasheets quote twice this "with sparsity")
+    bf16: float  # tensor cores, dense
     tb_s: float
 
 
 # name (torch.cuda.get_device_name) -> its peaks, from the vendor's datasheets (SXM boards at their boost
 # clock; the H100 whitepaper's table for the Hopper tensor-core rates, which the H200 shares).
 GPU_PEAKS: dict[str, GpuPeaks] = {
-    "NVIDIA H200": GpuPeaks(fp32=66.9, tf32=494.7, tb_s=4.8),
-    "NVIDIA H100 80GB HBM3": GpuPeaks(fp32=66.9, tf32=494.7, tb_s=3.35),
-    "NVIDIA A100-SXM4-80GB": GpuPeaks(fp32=19.5, tf32=156.0, tb_s=2.039),
-    "NVIDIA A100-SXM4-40GB": GpuPeaks(fp32=19.5, tf32=156.0, tb_s=1.555),
+    "NVIDIA H200": GpuPeaks(fp32=66.9, tf32=494.7, bf16=989.4, tb_s=4.8),
+    "NVIDIA H100 80GB HBM3": GpuPeaks(fp32=66.9, tf32=494.7, bf16=989.4, tb_s=3.35),
+    "NVIDIA A100-SXM4-80GB": GpuPeaks(fp32=19.5, tf32=156.0, bf16=312.0, tb_s=2.039),
+    "NVIDIA A100-SXM4-40GB": GpuPeaks(fp32=19.5, tf32=156.0, bf16=312.0, tb_s=1.555),
 }
 
 FLOOR_FIELDS = ("floor_ms", "step_over_floor", "floor_gflop", "floor_gbytes")
@@ -80,42 +83,45 @@ def step_sizes(graph: CSRGraph, train_idx: torch.Tensor, batch_size: int, fanout
     return StepSizes(tuple((frontiers / n).tolist()), tuple((edges / n).tolist()))
 
 
-def step_work(model: nn.Module, sizes: StepSizes) -> tuple[float, float]:
-    """(dense FLOPs, bytes moved) of one training step of ``model`` over ``sizes``.
+def step_work(model: nn.Module, sizes: StepSizes, activation_bytes: int = 4) -> tuple[float, float]:
+    """(dense FLOPs, bytes moved) of one training step of ``model`` over ``sizes``, with feature rows and
+    activations of ``activation_bytes`` per element (the precision's; parameters, Adam and ids stay 4).
 
     The model names its layer widths (``widths``: input, hidden..., output), its GEMMs' weights
     (``lins``) and whether those run on a layer's destination or source rows (``dense_rows``).
     """
+    a = activation_bytes
     layers = len(model.lins)
     projects_sources = model.dense_rows == "src"
     flops = 0.0
     nbytes = sum(4 * 7 * p.numel() for p in model.parameters())  # Adam: p, g, m, v read; p, m, v written
     for h, edges in enumerate(sizes.edges):
         nbytes += 16 * sizes.frontiers[h] + 8 * edges
-    nbytes += 8 * sizes.frontiers[-1] * model.widths[0]  # the feature gather
+    nbytes += 2 * a * sizes.frontiers[-1] * model.widths[0]  # the feature gather
     for i, lin in enumerate(model.lins):
         n_src, n_dst = sizes.frontiers[layers - i], sizes.frontiers[layers - i - 1]
         gemm = 2.0 * (n_src if projects_sources else n_dst) * lin.weight.numel()
         flops += gemm * (2 if i == 0 else 3)
         d_in, d_out = model.widths[i], model.widths[i + 1]
-        activations = 4 * (n_src * d_in + n_dst * d_out)
+        activations = a * (n_src * d_in + n_dst * d_out)
         if projects_sources:
-            activations += 8 * n_src * lin.weight.shape[0]
-        nbytes += 2 * activations + (4 * n_src * d_in if i > 0 else 0)
+            activations += 2 * a * n_src * lin.weight.shape[0]
+        nbytes += 2 * activations + (a * n_src * d_in if i > 0 else 0)
     return flops, nbytes
 
 
-def step_memory(model: nn.Module, sizes: StepSizes) -> int:
+def step_memory(model: nn.Module, sizes: StepSizes, activation_bytes: int = 4) -> int:
     """The ideal memory of one training step of ``model`` over ``sizes`` (``ideal_mem_bytes``): the bytes of
     the tensors the step keeps at once at its live sizes, above the resident dataset and parameters — the
     parameters' gradients and Adam's two moments, one id per node of every frontier and per sampled edge,
     the gathered feature rows and every layer's output, all alive when the forward pass ends. Every
-    variant computes this step, so none can hold less; exact-size allocation of these alone is the ideal."""
-    layers = len(model.lins)
+    variant computes this step, so none can hold less; exact-size allocation of these alone is the ideal.
+    Feature rows and outputs take ``activation_bytes`` per element (the precision's)."""
+    layers, a = len(model.lins), activation_bytes
     nbytes = 12 * sum(p.numel() for p in model.parameters())
     nbytes += 4 * (sum(sizes.frontiers) + sum(sizes.edges))
-    nbytes += 4 * sizes.frontiers[-1] * model.widths[0]
-    nbytes += sum(4 * sizes.frontiers[layers - i - 1] * model.widths[i + 1] for i in range(layers))
+    nbytes += a * sizes.frontiers[-1] * model.widths[0]
+    nbytes += sum(a * sizes.frontiers[layers - i - 1] * model.widths[i + 1] for i in range(layers))
     return int(nbytes)
 
 

@@ -12,13 +12,16 @@ gradients) runs in ``zerognn.cuda.dense_gemm`` instead: each element one sequent
 on how many rows of zeros a variant pads its batch with. cuBLAS gives the same bits only for the same
 shapes; it picks a different kernel, and for some shapes a split of the sum, as the row count changes.
 ``add_bias`` is the bias alone, for layers whose GEMM has no epilogue (GAT's, after attention).
+
+At precision ``bfloat16`` (``zerognn.precision``) the layer casts its GEMM operands to bf16 and each result
+back to the stored dtype (fp32 accumulation inside the GEMM); the bias gradient stays an fp32 reduction.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .. import determinism
+from .. import determinism, precision
 from ..cuda import dense_gemm
 
 _ones: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
@@ -40,16 +43,24 @@ def fixed_order(t: torch.Tensor) -> bool:
     return determinism.enabled() and t.is_cuda and not torch.compiler.is_compiling()
 
 
+def _as(t: torch.Tensor | None, dtype: torch.dtype | None) -> torch.Tensor | None:
+    return t if t is None or dtype is None else t.to(dtype)
+
+
 class _Linear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, relu: bool):
         ctx.relu, ctx.has_bias, ctx.fixed = relu, bias is not None, fixed_order(x)
+        # bf16 GEMMs (zerognn.precision): operands cast here, results back to the stored dtype
+        ctx.low, stored = None if ctx.fixed else precision.gemm_dtype(), x.dtype
+        x, weight, low_bias = _as(x, ctx.low), _as(weight, ctx.low), _as(bias, ctx.low)
         if ctx.fixed:
             out = dense_gemm.linear(x, weight, bias, relu)
         elif bias is None:
             out = torch.relu(x @ weight.t()) if relu else x @ weight.t()
         else:
-            out = torch._addmm_activation(bias, x, weight.t()) if relu else torch.addmm(bias, x, weight.t())
+            out = torch._addmm_activation(low_bias, x, weight.t()) if relu else torch.addmm(low_bias, x, weight.t())
+        out = _as(out, stored if ctx.low is not None else None)
         ctx.save_for_backward(x, weight, out if relu else None)
         return out
 
@@ -62,9 +73,13 @@ class _Linear(torch.autograd.Function):
             grad_x = dense_gemm.input_grad(grad, weight) if ctx.needs_input_grad[0] else None
             grad_w, grad_b = dense_gemm.weight_and_bias_grad(grad, x, ctx.has_bias)
             return grad_x, grad_w, grad_b, None
-        grad_x = grad @ weight if ctx.needs_input_grad[0] else None
+        low_grad = _as(grad, ctx.low)
+        grad_x = low_grad @ weight if ctx.needs_input_grad[0] else None
         grad_b = torch.mv(grad.t(), _ones_vector(grad.shape[0], grad)) if ctx.has_bias else None
-        return grad_x, grad.t() @ x, grad_b, None
+        grad_w = low_grad.t() @ x
+        if ctx.low is not None:  # gradients in the parameters' and activations' own dtype
+            grad_x, grad_w = _as(grad_x, grad.dtype), grad_w.to(grad.dtype)
+        return grad_x, grad_w, grad_b, None
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, relu: bool) -> torch.Tensor:

@@ -101,8 +101,9 @@ class RunSpec:
     device: str = param("auto", help="where to train (auto: the GPU if there is one)",
                         schema={"enum": ["auto", "cpu", "cuda"]}, record_schema={"enum": ["cpu", "cuda"]},
                         config="target")
-    dtype: str = param(DEFAULT_PRECISION, help="training precision: float32, or tf32 (fp32 storage, GEMMs on TF32 "
-                                               "tensor cores; CUDA, not with --deterministic)",
+    dtype: str = param(DEFAULT_PRECISION, help="training precision: float32; tf32 (fp32 storage, GEMMs on TF32 "
+                                               "tensor cores; CUDA); bfloat16 (GEMMs on bf16 operands, fp32 "
+                                               "storage); neither with --deterministic",
                        schema={"enum": list(PRECISIONS)}, record_schema={"type": "string", "minLength": 1},
                        config="precisions", axis=True)
     whole_epoch: bool = param(False, help="after the measured steps, train and time one whole epoch (every "

@@ -50,7 +50,7 @@ from ..measure.timing import synchronize, time_block_s, time_steps
 from ..measure.trace import profile_steps
 from ..measure.untraced import untraced_ms
 from ..outputs import exclusive_output
-from ..precision import precision_problem, using
+from ..precision import PRECISIONS, precision_problem, using
 from ..records.build import Measurements, build_record, dataset_fields
 from ..records.schema import percentiles, write_record
 from ..records.spec import RunSpec
@@ -239,9 +239,9 @@ def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantCo
     return Measurements(
         ctx.steps_per_epoch, step_ms, trace, untraced, epoch_s, epoch_first,
         None if peak is None else peak - resident, None if captures is None else captures.count,
-        None if sizes is None else step_work(ctx.model, sizes),
+        None if sizes is None else step_work(ctx.model, sizes, PRECISIONS[spec.dtype].activation_bytes),
         None if peak_reserved is None else peak_reserved - resident,
-        None if sizes is None else step_memory(ctx.model, sizes),
+        None if sizes is None else step_memory(ctx.model, sizes, PRECISIONS[spec.dtype].activation_bytes),
     ), variant.info()
 
 
