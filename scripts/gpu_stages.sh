@@ -8,7 +8,8 @@
 #   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
 #   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
 #   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
-#   STAGE=trials  records workflow/config/h200-trials.yaml (TRIALS=k: its first k rounds; SNAKEMAKE_ARGS more).
+#   STAGE=trials  records workflow/config/h200-trials.yaml, or CONFIG's (TRIALS=k: its first k rounds;
+#                 SNAKEMAKE_ARGS more)
 #                 A round takes about 90 s (the first, with the dataset, profiling and a cold compile, more), so
 #                 ten rounds take three calls back to back on the same machine: TRIALS=4, then 7, then 10, the
 #                 later two with SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again,
@@ -80,7 +81,8 @@ interference)
 trials)
     # rounds 1..TRIALS of the trials study (each round every variant once), in this one call
     start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all --configfile workflow/config/h200-trials.yaml \
+    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all \
+        --configfile "${CONFIG:-workflow/config/h200-trials.yaml}" \
         --config "trials=${TRIALS:-10}" ${SNAKEMAKE_ARGS:-} > "$OUT/snakemake-trials.log" 2>&1
     echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
     python3 - <<'PY'

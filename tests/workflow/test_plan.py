@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from zerognn.errors import ZeroGNNError
-from zerognn.records.ids import KEY_FIELDS, RunKey
+from zerognn.records.ids import COMPARISON_FIELDS, KEY_FIELDS, RunKey
 from zerognn.records.spec import RunSpec
 from zerognn.workflow.plan import LIST_AXES, plan, run_spec
 
@@ -120,3 +120,15 @@ def test_the_run_counts_the_readme_gives_are_the_plans():
         out = subprocess.run([sys.executable, "-c", script, str(REPO / "workflow/schemas/config.schema.yaml"),
                               str(REPO / "workflow/config" / name)], capture_output=True, text=True, check=True)
         assert int(out.stdout) == count, name
+
+
+def test_the_precision_study_compares_every_variant_at_each_precision():
+    config = {k: v["default"] for k, v in SCHEMA["properties"].items() if "default" in v} | yaml.safe_load(
+        (REPO / "workflow/config/h200-precision.yaml").read_text())
+    runs = plan(config, "gpu")
+    assert len(runs.keys) == 8 * 3 * 6 and not runs.left_out
+    groups = {}
+    for key in runs.keys:
+        groups.setdefault(key.comparison(), set()).add(key.variant)
+    assert {g[COMPARISON_FIELDS.index("dtype")] for g in groups} == {"float32", "tf32", "bfloat16"}
+    assert all(len(variants) == 8 and "host-mediated" in variants for variants in groups.values())
