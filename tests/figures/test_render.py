@@ -57,6 +57,8 @@ def _rich_records():
                 _gpu("host-mediated", 1024, gpus=2, ms=11.0)]
     records += [_gpu("zerognn", 1024, ms=2.04, host_load=16, gpu_ms_by_class=CLASSES),
                 _gpu("host-mediated", 1024, ms=16.0, host_load=16, gpu_ms_by_class=CLASSES)]
+    records += [_gpu("zerognn", 1024, ms=1.5, dtype="tf32", gpu_ms_by_class=CLASSES),
+                _gpu("host-mediated", 1024, ms=9.8, dtype="tf32", gpu_ms_by_class=CLASSES)]
     return records + _repeats("host-mediated", 10.0) + _repeats("zerognn", 2.0)
 
 

@@ -23,11 +23,11 @@ PHASES = {"sample": 3.0, "gather": 1.0, "forward": 2.0, "backward": 2.5, "optimi
 ONE_TRIAL = "needs 2 or more trials of a configuration (config key `trials`); every configuration here has one"
 
 
-def _trials(variant, n, ms, batch_size=256, host_load=0, first=None, later=None):
+def _trials(variant, n, ms, batch_size=256, host_load=0, first=None, later=None, dtype="float32"):
     """``n`` trials of one GPU configuration, trial t's steps at ``ms`` times a factor a little off 1;
     ``first`` and ``later`` are make_record arguments for trial 1 and for the others."""
     return [
-        make_record(variant, batch_size=batch_size, host_load=host_load, trial=t, device="cuda",
+        make_record(variant, batch_size=batch_size, host_load=host_load, trial=t, device="cuda", dtype=dtype,
                     gpu_name="NVIDIA H200", step_ms=(_ms(ms, t), _ms(ms, t) * 1.2),
                     **((first or {}) if t == 1 else (later or {})))
         for t in range(1, n + 1)
@@ -191,6 +191,28 @@ def test_interference_draws_its_step_times_as_the_batch_sweep_does(tmp_path):
                                                        loaded["step_ms_median_ci_high"]])
     assert _segments(fig.axes[0], vertical=True) == []
     assert _subtitle(fig).endswith("; step time band: 95 % CI of the median over trials")
+
+
+def test_the_precision_figure_draws_step_times_and_speedups_at_each_precision(tmp_path):
+    records = [r for dtype, scale in (("float32", 1.0), ("tf32", 0.7), ("bfloat16", 0.6))
+               for variant, ms in (("host-mediated", 4.0), ("zerognn", 1.0))
+               for r in _trials(variant, 6, ms * scale if variant == "zerognn" else ms, dtype=dtype)]
+    data = _data(tmp_path, records)
+    assert supported_figures(data)["precision"] is None
+    with theme():
+        fig = draw_figure("precision", data)
+    time_ax, speed_ax = fig.axes[0], fig.axes[1]
+    assert [t.get_text() for t in time_ax.get_xticklabels()] == ["float32", "tf32", "bfloat16"]
+    s = data.summary
+    zero = s[s["variant"] == "zerognn"].set_index("dtype")
+    whiskers = [(x, lo, hi) for x, lo, hi in _segments(speed_ax, vertical=True) if lo > 1.2]  # zerognn's
+    assert len(_bands(time_ax)) > 0 and [x for x, _, _ in whiskers] == [0, 1, 2]
+    bf16 = zero.loc["bfloat16"]
+    assert whiskers[2][1:] == pytest.approx((bf16["speedup_vs_host_mediated_ci_low"],
+                                             bf16["speedup_vs_host_mediated_ci_high"]))
+    one = _data(tmp_path / "one", _trials("zerognn", 2, 1.0))
+    assert supported_figures(one)["precision"] == "needs runs of one configuration at 2 or more precisions (found " \
+                                                  "float32)"
 
 
 def test_memory_ideal_with_many_trials_of_each_configuration(tmp_path):

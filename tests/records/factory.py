@@ -46,17 +46,19 @@ def make_record(
     phase_s: dict[str, float] | None = None,
     peak_reserved_bytes: int | None = None,
     ideal_mem_bytes: int | None = None,
+    dtype: str = "float32",
 ) -> dict[str, Any]:
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
     return {
         "schema_version": 6,
-        "run_id": RunKey(dataset, model, variant, batch_size, fanouts, gpus, host_load, trial=trial).run_id,
+        "run_id": RunKey(dataset, model, variant, batch_size, fanouts, gpus, host_load, dtype=dtype,
+                         trial=trial).run_id,
         "config": {
             "dataset": dataset, "model": model, "variant": variant, "batch_size": batch_size,
             "fanouts": list(fanouts), "hidden": 64, "lr": 0.01, "seed": 0, "warmup_steps": 2,
             "measure_steps": len(step_ms), "profile_steps": 0, "gpus": gpus, "device": device,
-            "dtype": "float32", "host_load": host_load, "trial": trial,
+            "dtype": dtype, "host_load": host_load, "trial": trial,
         },
         "dataset": {"name": dataset, "source": "rmat", "num_nodes": 1000, "num_edges": 8000,
                     "num_features": 16, "num_classes": 4, "scale": None},

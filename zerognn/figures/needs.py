@@ -41,6 +41,7 @@ def _panel_keys(across: str) -> list[str]:
 BAR_PANEL_KEYS = _panel_keys("batch_size")
 SCALING_PANEL_KEYS = _panel_keys("gpus")
 INTERFERENCE_PANEL_KEYS = _panel_keys("host_load")
+PRECISION_PANEL_KEYS = _panel_keys("dtype")
 Panels = list[tuple[str, pd.DataFrame]]
 
 
@@ -158,6 +159,13 @@ def interference(data: FigureData) -> Panels:
     return groups
 
 
+def precision(data: FigureData) -> Panels:
+    groups = _panels_along(data, PRECISION_PANEL_KEYS, "dtype")
+    if not groups:
+        raise Skip(f"needs runs of one configuration at 2 or more precisions (found {_found(data, 'dtype')})")
+    return groups
+
+
 def envelope(data: FigureData) -> pd.DataFrame:
     """Per record and hop: provisioned / mean live size (``ratio``), for hops with live nodes."""
     frame = envelope_frame(data.require_records())
@@ -187,6 +195,7 @@ NEEDS: dict[str, Callable[[FigureData], Any]] = {
     "batch_sweep": batch_sweep,
     "scaling": scaling,
     "interference": interference,
+    "precision": precision,
     "envelope": envelope,
     "loss": loss,
 }

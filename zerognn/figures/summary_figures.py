@@ -1,6 +1,6 @@
 """Figures drawn from the summary table: speedup, the trials behind each configuration's median step, GPU
-execution fraction, step time over the hardware floor, peak memory, batch-size sweep, multi-GPU scaling and
-host interference.
+execution fraction, step time over the hardware floor, peak memory, batch-size sweep, multi-GPU scaling,
+host interference and precision.
 
 Each takes the data and what its check in ``needs.py`` returned (the rows or panels it draws)."""
 
@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..catalog import BASELINE
+from ..precision import PRECISIONS
 from ..records.stats import MIN_TRIALS
 from .data import COMPARISON_KEYS, FigureData, panels
 from .draw import (
@@ -39,6 +40,8 @@ GIB = 2**30
 BATCH_LABEL = "batch size (seeds per GPU)"
 STEP_CI = ("step_ms_median_ci_low", "step_ms_median_ci_high")
 SPEEDUP_CI = ("speedup_vs_host_mediated_ci_low", "speedup_vs_host_mediated_ci_high")
+# The precision figure's x positions: the declared order (zerognn.precision), fp32 first.
+PRECISION_INDEX = {name: i for i, name in enumerate(PRECISIONS)}
 # The trials figure: a configuration's points spread over [slot - POINTS_AT - SPREAD, slot - POINTS_AT + SPREAD]
 # in trial order; its median tick and interval stand at slot + SUMMARY_AT.
 POINTS_AT, SPREAD, SUMMARY_AT, TICK = 0.1, 0.2, 0.25, 0.1
@@ -242,5 +245,31 @@ def interference(data: FigureData, groups: Panels) -> Figure:
         ax_slow.set(xlabel="host load (processes)", ylabel="slowdown vs no load")
         for ax in (ax_time, ax_slow):
             ax.set_xticks(sorted(sub["host_load"].unique()))
+    legend(fig, line_handles(data.styles, variant_order(variants)))
+    return fig
+
+
+def precision(data: FigureData, groups: Panels) -> Figure:
+    """Median step time and speedup over host-mediated per variant against the training precision."""
+    fig, axes = new_figure(
+        "Step time by precision", len(groups), metrics=2,
+        subtitle="speedup against host-mediated at the same precision, whiskers its 95 % interval; "
+                 f"{_step_spread(groups)}",
+    )
+    variants = set()
+    for (title, sub), (ax_time, ax_speed) in zip(groups, axes):
+        variants.update(sub["variant"])
+        sub = sub.assign(precision_index=sub["dtype"].map(PRECISION_INDEX))
+        _step_time_lines(ax_time, sub, "precision_index", data, title, "precision")
+        ratios = sub.dropna(subset=["speedup_vs_host_mediated"])
+        if not ratios.empty:
+            lines(ax_speed, ratios, "precision_index", "speedup_vs_host_mediated", data.styles)
+            line_whiskers(ax_speed, ratios, "precision_index", *SPEEDUP_CI, data.styles)
+        ax_speed.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        log_y(ax_speed)
+        ax_speed.set(xlabel="precision", ylabel="speedup vs host-mediated (log)")
+        shown = sorted(sub["precision_index"].unique())
+        for ax in (ax_time, ax_speed):
+            ax.set_xticks(shown, [list(PRECISIONS)[i] for i in shown])
     legend(fig, line_handles(data.styles, variant_order(variants)))
     return fig
