@@ -17,7 +17,8 @@
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
 #                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved
 #   STAGE=cost   a run's cost by phase: fresh processes of VARIANTS (default zerognn torch-compile), TRIALS
-#                (default 3) each, on products-like SAGE B=1024 as workflow/config/h200-trials.yaml runs them
+#                (default 3) each, on products-like SAGE B=1024 as workflow/config/h200-trials.yaml runs them,
+#                at precision DTYPE (default float32)
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
 set -uo pipefail
@@ -117,9 +118,9 @@ cost)
             [ "$trial" = 1 ] || once="--profile-steps 0 --eval-nodes 0"
             timeout 300 zerognn run --dataset products-like --model sage --variant "$variant" --batch-size 1024 \
                 --fanouts 15-10-5 --hidden 256 --lr 0.003 --seed 0 --warmup-steps 5 --measure-steps 20 \
-                $once --gpus 1 --device cuda --threads "$(nproc)" --trial "$trial" \
+                $once --gpus 1 --device cuda --dtype "${DTYPE:-float32}" --threads "$(nproc)" --trial "$trial" \
                 --dataset-dir data/products-like --out results/cost/ > "results/cost/$variant-$trial.log" 2>&1 \
-                || { echo "$variant trial $trial failed:"; tail -2 "results/cost/$variant-$trial.log"; }
+                || { echo "$variant trial $trial failed:"; tail -2 "results/cost/$variant-$trial.log"; continue; }
             python3 -c "import json, sys; r = json.load(open(sys.argv[1])); m = r['metrics']
 print(sys.argv[1], round(m['step_ms_median'], 3), 'ms', ' '.join(f'{k}={v:.2f}' for k, v in m['phase_s'].items()))" \
                 "$(ls -t results/cost/*.json | head -1)" 2>/dev/null
