@@ -9,14 +9,14 @@ from zerognn.records.ids import RunKey
 from zerognn.records.spec import RunSpec
 
 
-def test_tf32_turns_the_tensor_core_switches_on_for_its_block_only():
-    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+def test_tf32_turns_the_tensor_core_switch_on_for_its_block_only():
+    before = torch.backends.cuda.matmul.allow_tf32
     with using("tf32"):
-        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        assert torch.backends.cuda.matmul.allow_tf32 and gemm_dtype() is None
         with using("float32"):
-            assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+            assert not torch.backends.cuda.matmul.allow_tf32
         assert torch.backends.cuda.matmul.allow_tf32
-    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
+    assert torch.backends.cuda.matmul.allow_tf32 == before
 
 
 def test_the_config_schema_offers_exactly_the_declared_precisions():

@@ -2,8 +2,8 @@
 axis, run ids (``__p<name>`` for any but float32) and the floor's peak all derive from ``PRECISIONS``.
 
 * ``float32``: fp32 storage and fp32 GEMMs (FFMA): what every run used before the axis existed.
-* ``tf32``: fp32 storage, GEMMs on TF32 tensor cores (``torch.backends.cuda.matmul.allow_tf32`` and cuDNN's
-  switch, set by the run for every variant alike: cuBLAS and inductor's GEMMs follow them). CUDA only, and
+* ``tf32``: fp32 storage, GEMMs on TF32 tensor cores (``torch.backends.cuda.matmul.allow_tf32``, set by the
+  run for every variant alike: cuBLAS, cuBLASLt and inductor's GEMMs follow it; no step uses cuDNN). CUDA only, and
   not in deterministic mode, whose fixed-order GEMMs (``kernels/dense_gemm.cu``) are fp32 FFMA.
 * ``bfloat16``: bf16 GEMMs, autocast-style: the models' dense layer (``zerognn.models.dense``, every GEMM of
   every model and variant) casts its operands to bf16 and its results back to fp32, accumulating in fp32;
@@ -67,15 +67,14 @@ def precision_problem(name: str, device: str, deterministic: bool) -> str | None
 
 @contextlib.contextmanager
 def using(name: str) -> Iterator[None]:
-    """Run the block at precision ``name`` (the matmul switches it sets, restored afterwards)."""
+    """Run the block at precision ``name`` (the matmul switch and the GEMM dtype it sets, restored afterwards)."""
     import torch  # here, not at the top: the workflow plans runs from this module without torch
 
     global _gemm_dtype
     precision = PRECISIONS[name]
-    previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, _gemm_dtype
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision.tensor_core_gemms
-    _gemm_dtype = precision.gemm_dtype
+    previous = torch.backends.cuda.matmul.allow_tf32, _gemm_dtype
+    torch.backends.cuda.matmul.allow_tf32, _gemm_dtype = precision.tensor_core_gemms, precision.gemm_dtype
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, _gemm_dtype = previous
+        torch.backends.cuda.matmul.allow_tf32, _gemm_dtype = previous
