@@ -229,47 +229,45 @@ def _weak_scaling_efficiency(df: pd.DataFrame) -> pd.Series:
     return per_gpu / df["variant"].map(smallest["seeds_per_s"] / smallest["gpus"])
 
 
-def interference(data: FigureData, groups: Panels) -> Figure:
-    """Median step time and slowdown per variant against the number of CPU-bound processes beside the run."""
-    fig, axes = new_figure(
-        "Step time under host load", len(groups), metrics=2,
-        subtitle="CPU-bound processes on the run's cores during the timed steps; slowdown = step / the same "
-                 f"variant's without load; {_step_spread(groups)}",
-    )
+def _step_time_and_ratio(data: FigureData, groups: Panels, title: str, subtitle: str, x: str, xlabel: str,
+                         ratio: str, ratio_label: str, tick_labels=str, log_ratio: bool = False) -> Figure:
+    """Per panel: the median step time per variant against ``x`` (``_step_time_lines``), and below it the
+    column ``ratio`` (with its 95 % interval as whiskers where the summary has one) against a 1x line."""
+    fig, axes = new_figure(title, len(groups), metrics=2, subtitle=f"{subtitle}; {_step_spread(groups)}")
     variants = set()
-    for (title, sub), (ax_time, ax_slow) in zip(groups, axes):
+    for (panel, sub), (ax_time, ax_ratio) in zip(groups, axes):
         variants.update(sub["variant"])
-        _step_time_lines(ax_time, sub, "host_load", data, title, "host load (processes)")
-        lines(ax_slow, sub, "host_load", "slowdown_vs_no_load", data.styles)
-        ax_slow.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
-        ax_slow.set(xlabel="host load (processes)", ylabel="slowdown vs no load")
-        for ax in (ax_time, ax_slow):
-            ax.set_xticks(sorted(sub["host_load"].unique()))
+        _step_time_lines(ax_time, sub, x, data, panel, xlabel)
+        ratios = sub.dropna(subset=[ratio])
+        if not ratios.empty:
+            lines(ax_ratio, ratios, x, ratio, data.styles)
+            if f"{ratio}_ci_low" in sub:
+                line_whiskers(ax_ratio, ratios, x, f"{ratio}_ci_low", f"{ratio}_ci_high", data.styles)
+        ax_ratio.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
+        if log_ratio:
+            log_y(ax_ratio)
+        ax_ratio.set(xlabel=xlabel, ylabel=ratio_label)
+        shown = sorted(sub[x].unique())
+        for ax in (ax_time, ax_ratio):
+            ax.set_xticks(shown, [tick_labels(v) for v in shown])
     legend(fig, line_handles(data.styles, variant_order(variants)))
     return fig
+
+
+def interference(data: FigureData, groups: Panels) -> Figure:
+    """Median step time and slowdown per variant against the number of CPU-bound processes beside the run."""
+    return _step_time_and_ratio(
+        data, groups, "Step time under host load",
+        "CPU-bound processes on the run's cores during the timed steps; slowdown = step / the same variant's "
+        "without load", "host_load", "host load (processes)", "slowdown_vs_no_load", "slowdown vs no load")
 
 
 def precision(data: FigureData, groups: Panels) -> Figure:
     """Median step time and speedup over host-mediated per variant against the training precision."""
-    fig, axes = new_figure(
-        "Step time by precision", len(groups), metrics=2,
-        subtitle="speedup against host-mediated at the same precision, whiskers its 95 % interval; "
-                 f"{_step_spread(groups)}",
-    )
-    variants = set()
-    for (title, sub), (ax_time, ax_speed) in zip(groups, axes):
-        variants.update(sub["variant"])
-        sub = sub.assign(precision_index=sub["dtype"].map(PRECISION_INDEX))
-        _step_time_lines(ax_time, sub, "precision_index", data, title, "precision")
-        ratios = sub.dropna(subset=["speedup_vs_host_mediated"])
-        if not ratios.empty:
-            lines(ax_speed, ratios, "precision_index", "speedup_vs_host_mediated", data.styles)
-            line_whiskers(ax_speed, ratios, "precision_index", *SPEEDUP_CI, data.styles)
-        ax_speed.axhline(1.0, color="0.2", linewidth=0.8, linestyle="--")
-        log_y(ax_speed)
-        ax_speed.set(xlabel="precision", ylabel="speedup vs host-mediated (log)")
-        shown = sorted(sub["precision_index"].unique())
-        for ax in (ax_time, ax_speed):
-            ax.set_xticks(shown, [list(PRECISIONS)[i] for i in shown])
-    legend(fig, line_handles(data.styles, variant_order(variants)))
-    return fig
+    names = list(PRECISIONS)
+    groups = [(title, sub.assign(precision_index=sub["dtype"].map(PRECISION_INDEX))) for title, sub in groups]
+    return _step_time_and_ratio(
+        data, groups, "Step time by precision",
+        "speedup against host-mediated at the same precision, whiskers its 95 % interval", "precision_index",
+        "precision", "speedup_vs_host_mediated", "speedup vs host-mediated (log)", tick_labels=lambda i: names[i],
+        log_ratio=True)
