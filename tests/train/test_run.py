@@ -281,3 +281,15 @@ def test_a_bfloat16_run_names_its_precision_and_trains_like_float32(tiny_dataset
     for field in ("ideal_mem_bytes", "floor_gbytes"):  # bf16 activations, counted at 2 bytes
         assert low["metrics"][field] < full["metrics"][field]
     assert low["metrics"]["floor_gflop"] == full["metrics"]["floor_gflop"]
+
+
+@pytest.mark.parametrize("extra, said", [
+    (["--dtype", "tf32"], "precision tf32 needs a CUDA GPU (its GEMMs run on tensor cores); use float32 on the CPU"),
+    (["--dtype", "bfloat16", "--deterministic"], "precision bfloat16 does not apply in deterministic mode"),
+])
+def test_a_precision_the_run_cannot_use_is_one_line_before_any_work(tiny_dataset_dir, tmp_path, capsys, extra, said):
+    code = main(["run", "--dataset", "tiny", "--dataset-dir", str(tiny_dataset_dir), "--device", "cpu", *extra,
+                 "--out", str(tmp_path / "runs") + "/"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and said in err, err
+    assert not (tmp_path / "runs").exists()  # nothing written, not even the directory
