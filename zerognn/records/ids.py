@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..errors import ZeroGNNError
+from ..precision import DEFAULT as DEFAULT_PRECISION
 
 # Names end up in run ids and file names: no separators, no spaces, no "__".
 NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
@@ -44,7 +45,7 @@ class RunKey:
     gpus: int = 1
     host_load: int = 0
     deterministic: bool = False
-    dtype: str = "float32"
+    dtype: str = DEFAULT_PRECISION
     trial: int = 1
 
     def __post_init__(self) -> None:
