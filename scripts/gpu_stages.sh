@@ -15,7 +15,8 @@
 #                 later two with SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again,
 #                 with new mtimes, and the earlier calls' records must stay as they are)
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
-#                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved
+#                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved;
+#                 CONTROL=1 adds, after each, a process with no profiler session between its windows
 #   STAGE=cost   a run's cost by phase: fresh processes of VARIANTS (default zerognn torch-compile), TRIALS
 #                (default 3) each, on products-like SAGE B=1024 as workflow/config/h200-trials.yaml runs them,
 #                at precision DTYPE (default float32)
@@ -103,6 +104,9 @@ aftereffect)
         for variant in host-mediated zerognn; do
             timeout 120 python3 scripts/profiler_aftereffect.py --dataset-dir data/products-like --variant "$variant" \
                 --out "results/aftereffect/$variant-$round.json" 2>/dev/null | tail -1
+            [ -z "${CONTROL:-}" ] || timeout 120 python3 scripts/profiler_aftereffect.py --dataset-dir \
+                data/products-like --variant "$variant" --profiled 0 \
+                --out "results/aftereffect/$variant-control-$round.json" 2>/dev/null | tail -1
         done
     done
     tar czf "$OUT/aftereffect.tgz" results/aftereffect 2>/dev/null

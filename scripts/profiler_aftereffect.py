@@ -4,7 +4,8 @@
         --batch-size 1024 --out results/aftereffect/host-mediated-1.json
 
 In one process: warm-up, a timed window, a profiled window (one lead-in step and the profiled steps, as a run
-does), then the same timed window again. The record has both windows' step times and medians. Run it as
+does), then the same timed window again; with ``--profiled 0`` the lead-in step runs without a profiler, the
+control for drift over a process's life. The record has both windows' step times and medians. Run it as
 several fresh processes per variant (the unit of replication) and compare the after/before ratio across
 variants: a run times nothing after its profiled window (``zerognn.train.loop``), and this measures what
 that order avoids. Each record carries the run's environment (commit, machine, call). Needs a CUDA GPU.
@@ -36,7 +37,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--window", type=int, default=40, help="timed steps before and after the profiler")
-    parser.add_argument("--profiled", type=int, default=5)
+    parser.add_argument("--profiled", type=int, default=5,
+                        help="profiled steps between the windows; 0 is the control, with no profiler session")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     device = torch.device("cuda")
@@ -50,7 +52,10 @@ def main() -> None:
     step = args.warmup
     before = time_steps(variant, step, args.window, device, None)
     step += args.window
-    profile_steps(variant, step, args.profiled, device)
+    if args.profiled:
+        profile_steps(variant, step, args.profiled, device)
+    else:  # the control: the lead-in step runs untraced and no profiler session starts
+        variant.run_steps(step, PROFILER_LEAD_IN_STEPS)
     step += PROFILER_LEAD_IN_STEPS + args.profiled
     after = time_steps(variant, step, args.window, device, None)
     variant.finish()
