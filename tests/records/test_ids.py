@@ -22,6 +22,7 @@ def test_run_id_rule():
     RunKey("ogbn-arxiv", "gcn", "my_baseline+v2", 7, (1,), 16, 3),
     RunKey("a.b", "x", "y-z", 1, (2, 2, 2, 2), 1, 0),
     RunKey("tiny", "sage", "zerognn", 64, (5, 3), host_load=2, deterministic=True, trial=10),
+    RunKey("tiny", "sage", "zerognn", 64, (5, 3), dtype="tf32", seed=4, trial=2),
 ])
 def test_a_run_id_parses_back_to_its_key(key):
     assert RunKey.parse(key.run_id) == key
@@ -51,9 +52,9 @@ def test_a_key_from_a_record_config_or_a_summary_row():
     assert RunKey.of(row).run_id == "tiny__sage__v__b8__f5-3__g1__h4"
 
 
-def test_runs_compare_on_every_key_field_but_the_variant_and_the_trial():
-    assert set(KEY_FIELDS) - set(CONFIGURATION_FIELDS) == {"trial"}
-    assert set(KEY_FIELDS) - set(COMPARISON_FIELDS) == {"variant", "trial"}
+def test_runs_compare_on_every_key_field_but_the_variant_the_seed_and_the_trial():
+    assert set(KEY_FIELDS) - set(CONFIGURATION_FIELDS) == {"seed", "trial"}
+    assert set(KEY_FIELDS) - set(COMPARISON_FIELDS) == {"variant", "seed", "trial"}
     one, other = RunKey("tiny", "sage", "a", 8, (5,)), RunKey("tiny", "sage", "b", 8, (5,))
     assert one.comparison() == other.comparison() != RunKey("tiny", "sage", "a", 8, (5,), host_load=1).comparison()
 
@@ -65,3 +66,12 @@ def test_trials_of_a_configuration_share_its_id_but_for_the_suffix_of_trial_k_ab
     assert tenth.configuration() == first and tenth.comparison() == first.comparison()
     with pytest.raises(ZeroGNNError, match="trial must be a positive integer, got 0"):
         RunKey("tiny", "sage", "zerognn", 64, (5, 3), trial=0)
+
+
+def test_seeds_repeat_a_configuration_like_trials_with_their_own_suffix():
+    first = RunKey("tiny", "sage", "zerognn", 64, (5, 3))
+    seeded = RunKey("tiny", "sage", "zerognn", 64, (5, 3), seed=3, trial=2)
+    assert seeded.run_id == first.run_id + "__s3__t2" and RunKey.parse(seeded.run_id) == seeded
+    assert seeded.configuration() == first and seeded.comparison() == first.comparison()
+    with pytest.raises(ZeroGNNError, match="seed must be a non-negative integer, got -1"):
+        RunKey("tiny", "sage", "zerognn", 64, (5, 3), seed=-1)

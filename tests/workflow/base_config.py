@@ -15,7 +15,7 @@ BASE_CONFIG = {
                  "products-like": {"scale": 1.0, "needs_gpu": True}},
     "variants": "all", "variant_modules": [],
     "models": ["sage"], "batch_sizes": [256, 1024], "fanouts": [15, 10, 5], "gpus": [1],
-    "hidden": 256, "lr": 0.003, "seed": 0, "warmup_steps": 5, "measure_steps": 20, "profile_steps": 5,
+    "hidden": 256, "lr": 0.003, "seeds": [0], "warmup_steps": 5, "measure_steps": 20, "profile_steps": 5,
     "eval_nodes": 1024,
 }
 

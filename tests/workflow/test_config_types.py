@@ -10,12 +10,12 @@ SCHEMA = yaml.safe_load((Path(__file__).resolve().parents[2] / "workflow/schemas
 
 
 def test_strings_become_what_the_schema_asks_for():
-    given = {"batch_sizes": ["64", "128"], "fanouts": ["15", "10"], "lr": "0.01", "seed": "3",
+    given = {"batch_sizes": ["64", "128"], "fanouts": ["15", "10"], "lr": "0.01", "seeds": ["3"],
              "gpus_per_node": "8", "datasets": {"tiny": {"scale": "0.5", "needs_gpu": "true"}},
              "batch_sizes_by_model": {"gcn": ["1024"]}, "variants": ["zerognn"], "data_dir": "123",
              "target": "gpu"}
     assert coerce(given, SCHEMA) == {
-        "batch_sizes": [64, 128], "fanouts": [15, 10], "lr": 0.01, "seed": 3, "gpus_per_node": 8,
+        "batch_sizes": [64, 128], "fanouts": [15, 10], "lr": 0.01, "seeds": [3], "gpus_per_node": 8,
         "datasets": {"tiny": {"scale": 0.5, "needs_gpu": True}}, "batch_sizes_by_model": {"gcn": [1024]},
         "variants": ["zerognn"], "data_dir": "123", "target": "gpu"}
 
@@ -35,3 +35,10 @@ def test_a_key_written_twice_is_found_with_both_lines(tmp_path):
     assert "key 'tiny' appears twice (lines 2 and 3)" in duplicate_key_problem(str(path))
     path.write_text("models: [sage]\nbatch_sizes: [256]\n")
     assert duplicate_key_problem(str(path)) is None
+
+
+def test_a_renamed_key_says_what_replaced_it():
+    from zerognn.workflow.config_types import schema_problem
+
+    assert schema_problem({"seed": 0}, SCHEMA) == "seed: this key is now `seeds`, a list (one training run per " \
+                                                  "seed, e.g. seeds: [0]); rename it"

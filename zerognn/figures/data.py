@@ -40,13 +40,13 @@ class FigureData:
 
     @cached_property
     def first_trials(self) -> list[dict[str, Any]]:
-        """One record per configuration, its lowest trial: the one profiled and evaluated (figures drawn from
-        a record's trace, envelope or losses draw each configuration once)."""
+        """One record per configuration, its lowest seed's first trial: one profiled and evaluated (figures
+        drawn from a record's trace, envelope or losses draw each configuration once)."""
         first: dict[str, dict[str, Any]] = {}
         for record in self.records:
             key = RunKey.of(record["config"])
             held = first.get(key.configuration().run_id)
-            if held is None or key.trial < RunKey.of(held["config"]).trial:
+            if held is None or _replicate(key) < _replicate(RunKey.of(held["config"])):
                 first[key.configuration().run_id] = record
         return list(first.values())
 
@@ -156,3 +156,8 @@ def ideal_memory(records: list[dict[str, Any]]) -> dict[str, int]:
         for r in records
         if r["variant_info"].get("ideal_peak_mem_bytes") is not None
     }
+
+
+def _replicate(key: RunKey) -> tuple[int, int]:
+    """Which repeat of its configuration a run is: its seed, then its trial."""
+    return key.seed, key.trial

@@ -7,8 +7,10 @@ from it); ``COMPARISON_FIELDS`` are the key's fields that runs must share to be 
 field, and where it may be left at a default, a suffix letter in ``SUFFIXES``.
 
 ``trial`` numbers the fresh processes that repeat one configuration (every other key field): the unit of
-replication. Trial 1 carries no suffix, so a single-run study's records are the first trials of a longer
-one; ``configuration()`` is a key's configuration, whose id (trial 1's) names the summary's row.
+replication. ``seed`` (the model's initial parameters, the batch order and the sampler's keys) repeats it
+too, as an independent training run. Seed 0 and trial 1 carry no suffix, so a single-run study's records are
+the first trials of a longer one; ``configuration()`` is a key's configuration, whose id (seed 0's, trial
+1's) names the summary's row.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ NAME_PATTERN = r"(?!.*__)[A-Za-z0-9][A-Za-z0-9._+-]*"
 SEPARATOR = "__"
 # Optional fields, written as __<letter><value> after the required parts when not at their default (a flag as
 # 0/1), in this order; the pattern is what the value may be.
-SUFFIXES = {"host_load": "h", "deterministic": "d", "dtype": "p", "trial": "t"}
+SUFFIXES = {"host_load": "h", "deterministic": "d", "dtype": "p", "seed": "s", "trial": "t"}
 _SUFFIX_VALUES = {"dtype": "[a-z0-9]+"}
 
 
@@ -46,6 +48,7 @@ class RunKey:
     host_load: int = 0
     deterministic: bool = False
     dtype: str = DEFAULT_PRECISION
+    seed: int = 0
     trial: int = 1
 
     def __post_init__(self) -> None:
@@ -58,10 +61,12 @@ class RunKey:
         if isinstance(fanouts, str):
             fanouts = fanouts.split("-")
         object.__setattr__(self, "fanouts", tuple(int(f) for f in fanouts))
-        for name in ("batch_size", "gpus", "host_load", "trial"):
+        for name in ("batch_size", "gpus", "host_load", "seed", "trial"):
             object.__setattr__(self, name, int(getattr(self, name)))
         if self.trial < 1:
             raise ZeroGNNError(f"trial must be a positive integer, got {self.trial}")
+        if self.seed < 0:
+            raise ZeroGNNError(f"seed must be a non-negative integer, got {self.seed}")
         flag = self.deterministic
         if isinstance(flag, str) or (isinstance(flag, int) and not isinstance(flag, bool)):
             flag = {"0": False, "1": True}.get(str(flag), flag)  # as a run id writes it
@@ -73,7 +78,8 @@ class RunKey:
     def run_id(self) -> str:
         """``<dataset>__<model>__<variant>__b<batch>__f<15-10-5>__g<gpus>``, then ``__h<n>`` for a run measured
         beside ``n`` CPU-bound processes, ``__d1`` for one in deterministic mode, ``__p<precision>`` for one at a
-        precision other than float32 (``zerognn.precision``) and ``__t<k>`` for trial k > 1."""
+        precision other than float32 (``zerognn.precision``), ``__s<n>`` for seed n > 0 and ``__t<k>`` for
+        trial k > 1."""
         parts = [self.dataset, self.model, self.variant, f"b{self.batch_size}", f"f{fanouts_label(self.fanouts)}",
                  f"g{self.gpus}"]
         parts += [f"{letter}{_suffix_value(getattr(self, name))}" for name, letter in SUFFIXES.items()
@@ -87,7 +93,7 @@ class RunKey:
         key = None if match is None else cls(**{k: v for k, v in match.groupdict().items() if v is not None})
         if key is None or key.run_id != run_id:
             raise ZeroGNNError(f"{run_id!r} is not a run id: expected <dataset>__<model>__<variant>__b<batch>"
-                               f"__f<fanouts>__g<gpus>[__h<host load>][__d1][__p<precision>][__t<trial>]")
+                               f"__f<fanouts>__g<gpus>[__h<host load>][__d1][__p<precision>][__s<seed>][__t<trial>]")
         return key
 
     @classmethod
@@ -98,8 +104,8 @@ class RunKey:
         return cls(**present)
 
     def configuration(self) -> RunKey:
-        """The configuration this run is a trial of: the same key at trial 1."""
-        return replace(self, trial=1)
+        """The configuration this run repeats: the same key at seed 0, trial 1."""
+        return replace(self, seed=0, trial=1)
 
     def comparison(self) -> tuple[Any, ...]:
         """The values of ``COMPARISON_FIELDS``: equal for runs that do the same work."""
@@ -117,8 +123,11 @@ KEY_FIELDS = tuple(f.name for f in fields(RunKey))
 # name -> "str", "int", "bool" or "fanouts": how a summary (or a wildcard) holds the field
 KEY_TYPES = {f.name: "fanouts" if f.name == "fanouts" else str(f.type) for f in fields(RunKey)}
 _DEFAULTS = {f.name: f.default for f in fields(RunKey)}
-# A configuration: what its trials repeat (every key field but the trial).
-CONFIGURATION_FIELDS = tuple(name for name in KEY_FIELDS if name != "trial")
+# What repeats a configuration: each seed (model, batch order and sampler) and each trial (a fresh process) is
+# one independent draw of the same run; the summary aggregates over both.
+REPLICATE_FIELDS = ("seed", "trial")
+# A configuration: what its seeds and trials repeat (every other key field).
+CONFIGURATION_FIELDS = tuple(name for name in KEY_FIELDS if name not in REPLICATE_FIELDS)
 # Configurations with equal values here do the same work (every field but the variant): their step times compare.
 COMPARISON_FIELDS = tuple(name for name in CONFIGURATION_FIELDS if name != "variant")
 

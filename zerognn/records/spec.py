@@ -86,8 +86,9 @@ class RunSpec:
                                schema=FANOUTS, config="fanouts")
     hidden: int = param(256, help="hidden width", schema=POSITIVE_INT, config="hidden")
     lr: float = param(3e-3, help="Adam's learning rate", schema=POSITIVE_NUMBER, config="lr")
-    seed: int = param(0, help="seed of the model, the batch order and the sampler", schema=NON_NEGATIVE_INT,
-                      config="seed")
+    seed: int = param(0, help="seed of the model, the batch order and the sampler (each seed an independent "
+                              "training run; a seed n > 0 has the run id suffix __s<n>)", schema=NON_NEGATIVE_INT,
+                      config="seeds", axis=True)
     warmup_steps: int = param(5, help="steps before the timed ones (compilation, capture, warm-up)",
                               schema=NON_NEGATIVE_INT, config="warmup_steps")
     measure_steps: int = param(20, help="steps timed one by one", schema=POSITIVE_INT, config="measure_steps")

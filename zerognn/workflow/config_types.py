@@ -60,8 +60,15 @@ def _scalar(text: str, types: set[str]) -> Any:
     return text
 
 
+# Config keys an older suite read, and what replaced them.
+RENAMED = {"seed": "`seeds`, a list (one training run per seed, e.g. seeds: [0])"}
+
+
 def schema_problem(config: dict[str, Any], schema: dict[str, Any]) -> str | None:
     """One line naming the config key that breaks ``schema`` and how, or None when it fits."""
+    for old, new in RENAMED.items():
+        if old in config and old not in schema.get("properties", {}):
+            return f"{old}: this key is now {new}; rename it"
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if error is None:
         return None
