@@ -51,7 +51,7 @@ def make_record(
     median, p10, p90 = percentiles(step_ms)
     steps_per_epoch = 10
     return {
-        "schema_version": 6,
+        "schema_version": 7,
         "run_id": RunKey(dataset, model, variant, batch_size, fanouts, gpus, host_load, dtype=dtype,
                          trial=trial).run_id,
         "config": {
@@ -79,6 +79,7 @@ def make_record(
         },
         "losses": [1.5, 1.2, 1.0, 0.9, 0.8, 0.7, 0.6] if losses is None else losses,
         "accuracy": {"val": 0.5, "test": 0.45, "eval_nodes": 100},
+        "training": None,
         "variant_info": variant_info or {},
         "environment": {"git_commit": "abc123", "git_dirty": False, "gpu_name": gpu_name},
     }

@@ -22,7 +22,10 @@ ADDED = {
     4: ("gpu_ms_by_class",),
     5: FIELDS_NEW_IN_V5,
     6: ("phase_s", "peak_reserved_bytes", "ideal_mem_bytes"),
+    7: (),
 }
+# The top-level fields each schema added.
+ADDED_TOP = {7: ("training",)}
 
 
 def older(record, version):
@@ -30,19 +33,22 @@ def older(record, version):
     for newer in range(version + 1, SCHEMA_VERSION + 1):
         for key in ADDED[newer]:
             record["metrics"].pop(key)
+        for key in ADDED_TOP.get(newer, ()):
+            record.pop(key)
     record["schema_version"] = version
     return record
 
 
 def test_the_chain_has_one_step_per_schema_each_adding_that_schemas_fields():
-    assert sorted(MIGRATIONS) == [1, 2, 3, 4, 5] and READABLE_VERSIONS == (1, 2, 3, 4, 5, 6)
+    assert sorted(MIGRATIONS) == [1, 2, 3, 4, 5, 6] and READABLE_VERSIONS == (1, 2, 3, 4, 5, 6, 7)
     for version, step in MIGRATIONS.items():
         out = step.apply(older(make_record(), version))
         assert out["schema_version"] == version + 1
         assert out["metrics"].keys() == older(make_record(), version + 1)["metrics"].keys()
+        assert out.keys() == older(make_record(), version + 1).keys()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
 def test_an_upgrade_changes_nothing_it_was_given(version, tmp_path):
     record = older(make_record(), version)
     before = copy.deepcopy(record)
@@ -92,8 +98,8 @@ def test_a_schema_1_cpu_record_with_an_execution_fraction_is_invalid_even_withou
 
 
 def test_upgrade_record_refuses_a_schema_it_does_not_read():
-    with pytest.raises(ZeroGNNError, match="field 'schema_version' is 7, this version reads 1, 2, 3, 4, 5, 6"):
-        upgrade_record(make_record() | {"schema_version": 7})
+    with pytest.raises(ZeroGNNError, match="field 'schema_version' is 8, this version reads 1, 2, 3, 4, 5, 6, 7"):
+        upgrade_record(make_record() | {"schema_version": 8})
 
 
 def test_every_committed_reference_record_reads_and_says_what_it_was_upgraded_from():

@@ -23,7 +23,7 @@ def test_the_schema_file_ships_in_the_package_and_is_a_draft_2020_12_schema():
     on_disk = json.loads(text)
     Draft202012Validator.check_schema(on_disk)
     Draft202012Validator.check_schema(RECORD_SCHEMA)
-    assert SCHEMA_VERSION == 6 and on_disk["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+    assert SCHEMA_VERSION == 7 and on_disk["properties"]["schema_version"]["const"] == SCHEMA_VERSION
     # the config is RunSpec's, spliced in when loading: the file only says so
     assert "properties" not in on_disk["properties"]["config"]
     assert "RunSpec.config_schema()" in on_disk["properties"]["config"]["description"]
@@ -127,7 +127,7 @@ def _invalid(edit):
     (lambda r: r["config"].update(host_load=None), "config.host_load", "must be an integer >= 0, got null"),
     (lambda r: r["environment"].update(gpu_name=""), "environment.gpu_name", "a non-empty string or null"),
     (lambda r: r["metrics"].update(floor_ms=0.0), "metrics.floor_ms", "must be a finite number > 0 or null"),
-    (lambda r: r.update(schema_version="6"), "schema_version", "must be 6"),
+    (lambda r: r.update(schema_version="7"), "schema_version", "must be 7"),
 ])
 def test_numbers_are_finite_integers_have_no_fraction_and_names_are_whole(edit, field, said):
     message = _invalid(edit)
@@ -136,9 +136,9 @@ def test_numbers_are_finite_integers_have_no_fraction_and_names_are_whole(edit, 
 
 
 def test_a_record_of_an_unknown_schema_names_a_broken_field_first():
-    assert "field 'losses' is missing" in _invalid(lambda r: r.update(schema_version=7) or r.pop("losses"))
-    assert "field 'schema_version' is 7, this version reads 1, 2, 3, 4, 5, 6" in _invalid(
-        lambda r: r.update(schema_version=7))
+    assert "field 'losses' is missing" in _invalid(lambda r: r.update(schema_version=8) or r.pop("losses"))
+    assert "field 'schema_version' is 8, this version reads 1, 2, 3, 4, 5, 6, 7" in _invalid(
+        lambda r: r.update(schema_version=8))
     with pytest.raises(ZeroGNNError, match="field 'record' must be a JSON object, got \\[\\]"):
         validate_record([])
 

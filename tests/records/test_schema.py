@@ -58,7 +58,7 @@ def _broken(edit):
         (lambda r: r["variant_info"].update(envelope={"hops": [{"hop": 1}]}),
          "variant_info.envelope.hops[0].provisioned"),
         (lambda r: r.update(run_id="something-else"), "run_id"),
-        (lambda r: r.update(schema_version=7), "schema_version"),
+        (lambda r: r.update(schema_version=8), "schema_version"),
         (lambda r: r["metrics"].pop("gpu_busy_ms_per_step"), "metrics.gpu_busy_ms_per_step"),
         (lambda r: r["metrics"].update(cuda_graph_captures=-1), "metrics.cuda_graph_captures"),
         (lambda r: r.update(metrics=[]), "metrics"),

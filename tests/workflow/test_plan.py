@@ -132,3 +132,13 @@ def test_the_precision_study_compares_every_variant_at_each_precision():
         groups.setdefault(key.comparison(), set()).add(key.variant)
     assert {g[COMPARISON_FIELDS.index("dtype")] for g in groups} == {"float32", "tf32", "bfloat16"}
     assert all(len(variants) == 8 and "host-mediated" in variants for variants in groups.values())
+
+
+def test_every_seed_and_trial_of_a_run_to_the_target_evaluates_and_only_trial_1_is_profiled():
+    config = study(trials=2, seeds=[0, 3], epochs=4, eval_every=2, datasets={"tiny": {"scale": 1.0}})
+    keys = plan(config, "cpu").keys
+    assert sorted({(k.seed, k.trial) for k in keys}) == [(0, 1), (0, 2), (3, 1), (3, 2)]
+    specs = {(k.seed, k.trial): run_spec(config, "cpu", k, {}) for k in keys if k.variant == "torch-eager"}
+    assert all(s.epochs == 4 and s.eval_every == 2 and s.eval_nodes == config["eval_nodes"] for s in specs.values())
+    assert [specs[r].profile_steps for r in sorted(specs)] == [config["profile_steps"], 0] * 2
+    assert specs[(3, 2)].key.run_id.endswith("__s3__t2") and "--epochs" in specs[(3, 2)].arguments()

@@ -36,9 +36,11 @@ class Measurements:
 
 def build_record(spec: RunSpec, device_type: str, dataset: dict[str, Any], measured: Measurements,
                  losses: list[float | None], accuracy: dict[str, Any], variant_info: dict[str, Any],
-                 environment: dict[str, Any], phase_s: dict[str, float] | None = None) -> dict[str, Any]:
+                 environment: dict[str, Any], phase_s: dict[str, float] | None = None,
+                 training: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record of run ``spec`` (its device resolved to ``device_type``), in the schema's field order;
-    ``phase_s``: the run's wall seconds by phase (``zerognn.measure.phases``; the run loop sets it last)."""
+    ``phase_s``: the run's wall seconds by phase (``zerognn.measure.phases``; the run loop sets it last);
+    ``training``: a run to the target's (``zerognn.records.training``), None for any other."""
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": spec.key.run_id,
@@ -47,6 +49,7 @@ def build_record(spec: RunSpec, device_type: str, dataset: dict[str, Any], measu
         "metrics": metrics(spec, measured, environment.get("gpu_name")) | {"phase_s": phase_s or {}},
         "losses": losses,
         "accuracy": accuracy,
+        "training": training,
         "variant_info": variant_info,
         "environment": environment,
     }

@@ -55,6 +55,7 @@ def check_consistency(record: dict[str, Any]) -> None:
     _check_whole_epoch(m)
     _check_floor(m)
     _check_memory(m)
+    _check_training(c, m["steps_per_epoch"], record["training"])
 
 
 def _check_memory(m: dict[str, Any]) -> None:
@@ -114,6 +115,33 @@ def _check_whole_epoch(m: dict[str, Any]) -> None:
     if first is not None and first % spe:
         raise InvalidRecord("metrics.epoch_first_step", f"is {first}, not an epoch boundary (a multiple of "
                                                         f"steps_per_epoch = {spe})")
+
+
+def _check_training(c: dict[str, Any], spe: int, training: dict[str, Any] | None) -> None:
+    """A run to the target's evaluations follow its schedule, its training time only grows, and its time to the
+    target is the first evaluation at or above the target."""
+    epochs = c.get("epochs") or 0
+    if (training is None) != (epochs == 0):
+        raise InvalidRecord("training", "must be set exactly when config.epochs > 0 (a run to the target)")
+    if training is None:
+        return
+    steps = [e["step"] for e in training["evaluations"]]
+    every = training["eval_every"] * spe
+    if steps != list(range(every, epochs * spe + 1, every)):
+        raise InvalidRecord("training.evaluations", f"are after steps {steps[:4]}..., not every {every} steps "
+                                                    f"(eval_every epochs of {spe}) up to {epochs} epochs")
+    times = [e["train_s"] for e in training["evaluations"]]
+    if any(b < a for a, b in zip(times, times[1:])):
+        raise InvalidRecord("training.evaluations", "have a train_s that decreases; training time only grows")
+    target = training["target_val_acc"]
+    reached = next((e for e in training["evaluations"] if e["val_acc"] is not None and e["val_acc"] >= target), None)
+    expected = None if reached is None else reached["train_s"]
+    if training["time_to_target_s"] != expected or (training["not_reached"] is None) != (reached is not None):
+        raise InvalidRecord("training.time_to_target_s", f"is {training['time_to_target_s']!r} but the first "
+                                                         f"evaluation at or above {target} gives {expected!r}")
+    if reached is not None:
+        _check_exact("training.time_to_target_with_setup_s", training["time_to_target_with_setup_s"],
+                     expected + training["setup_s"], "time_to_target_s + setup_s")
 
 
 def _check_floor(m: dict[str, Any]) -> None:

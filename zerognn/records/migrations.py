@@ -1,4 +1,4 @@
-"""Reading records of older schemas: a chain of one-schema steps (1 -> 2 -> ... -> 6), run in memory before
+"""Reading records of older schemas: a chain of one-schema steps (1 -> 2 -> ... -> 7), run in memory before
 a record is checked, so that only the current schema is ever validated. No file on disk is changed.
 
 Each step first checks the few fields it reads (as the current schema has them), so a malformed old record
@@ -82,6 +82,11 @@ def v5_to_v6(record: Record) -> Record:
     return record | {"schema_version": 6, "metrics": record["metrics"] | added}
 
 
+def v6_to_v7(record: Record) -> Record:
+    """Schema 7 added a run to the target's ``training``: null (no run before it trained to a target)."""
+    return record | {"schema_version": 7, "training": None}
+
+
 @dataclass(frozen=True)
 class Migration:
     reads: Draft202012Validator  # the fields ``apply`` reads, checked before it runs
@@ -96,6 +101,7 @@ MIGRATIONS = {
     3: Migration(_reads(metrics=()), v3_to_v4),
     4: Migration(_reads(metrics=()), v4_to_v5),
     5: Migration(_reads(metrics=()), v5_to_v6),
+    6: Migration(_reads(), v6_to_v7),
 }
 READABLE_VERSIONS = (*MIGRATIONS, SCHEMA_VERSION)
 

@@ -110,6 +110,12 @@ class RunSpec:
     whole_epoch: bool = param(False, help="after the measured steps, train and time one whole epoch (every "
                                           "training batch)", schema={"type": "boolean"}, record="optional",
                               config="whole_epoch_variants")
+    epochs: int = param(0, help="train to the dataset's target accuracy: this many whole epochs from step 0, "
+                                "evaluated on the first eval_nodes validation nodes every eval_every epochs and "
+                                "timed to each evaluation (the record's `training`; 0: off)",
+                        schema=NON_NEGATIVE_INT, record="optional", config="epochs")
+    eval_every: int = param(1, help="epochs between evaluations when training to the target (epochs must be a "
+                                    "multiple)", schema=POSITIVE_INT, record="optional", config="eval_every")
     host_load: int = param(0, help="CPU-bound processes to run on this run's cores during the timed and profiled "
                                    "steps", schema=NON_NEGATIVE_INT, record="optional", config="host_load", axis=True)
     deterministic: bool = param(False, help="fixed-order kernels (aggregation backwards, dense GEMMs): every CUDA "
@@ -135,6 +141,23 @@ class RunSpec:
         problem = precision_problem(self.dtype, self.device, self.deterministic)
         if problem is not None:
             raise ZeroGNNError(problem)
+        if self.epochs:
+            self._check_training()
+
+    def _check_training(self) -> None:
+        """A run to the target trains and evaluates whole epochs: what it cannot be combined with, in one line."""
+        from ..datasets.specs import TARGETS
+
+        if self.epochs % self.eval_every:
+            raise ZeroGNNError(f"epochs {self.epochs} is not a multiple of eval_every {self.eval_every}; "
+                               f"evaluate every epoch or every divisor of {self.epochs}")
+        if not self.eval_nodes:
+            raise ZeroGNNError("training to a target (epochs > 0) evaluates on validation nodes; set eval_nodes > 0")
+        if self.whole_epoch:
+            raise ZeroGNNError("epochs > 0 already times every epoch it trains; leave whole_epoch off")
+        if self.dataset not in TARGETS:
+            raise ZeroGNNError(f"dataset {self.dataset} has no target accuracy (zerognn.datasets.specs.TARGETS has "
+                               f"{', '.join(TARGETS)}); train to a target on one of those")
 
     @property
     def key(self) -> RunKey:
@@ -145,18 +168,31 @@ class RunSpec:
         """The global step after the timed ones (warm-up, then timed steps)."""
         return self.warmup_steps + self.measure_steps
 
+    def evaluation_steps(self, steps_per_epoch: int) -> list[int]:
+        """The global steps after which a run to the target evaluates: every ``eval_every`` epochs, up to
+        ``epochs`` (none when it is off); ZeroGNNError when the first comes before the timed steps end."""
+        every = self.eval_every * steps_per_epoch
+        if self.epochs and every < self.timed_steps_end:
+            raise ZeroGNNError(f"the first evaluation (after step {every}: {self.eval_every} epoch(s) of "
+                               f"{steps_per_epoch} steps) would come before the {self.timed_steps_end} warm-up and "
+                               f"timed steps end; evaluate less often or time fewer steps")
+        return list(range(every, self.epochs * steps_per_epoch + 1, every)) if self.epochs else []
+
     def whole_epoch_first_step(self, steps_per_epoch: int) -> int | None:
         """The global step the timed whole epoch starts at: the first epoch boundary after the timed steps."""
         return -(-self.timed_steps_end // steps_per_epoch) * steps_per_epoch if self.whole_epoch else None
 
     def profile_first_step(self, steps_per_epoch: int) -> int:
-        """The global step the profiler's lead-in starts at: after the timed steps and the whole epoch, so
-        that no timed step or epoch ever follows a profiler session."""
+        """The global step the profiler's lead-in starts at: after the timed steps and the whole epoch (or the
+        training to the target), so that no timed step or epoch ever follows a profiler session."""
+        if self.epochs:
+            return self.epochs * steps_per_epoch
         first = self.whole_epoch_first_step(steps_per_epoch)
         return self.timed_steps_end if first is None else first + steps_per_epoch
 
     def steps_run(self, steps_per_epoch: int) -> int:
-        """Every step the run trains: warm-up, timed, the whole epoch and the steps up to it, profiled."""
+        """Every step the run trains: warm-up, timed, the whole epoch and the steps up to it (or the epochs to
+        the target), profiled."""
         from ..measure.trace import PROFILER_LEAD_IN_STEPS  # torch: imported only where a run is planned
 
         lead_in = PROFILER_LEAD_IN_STEPS if self.profile_steps else 0

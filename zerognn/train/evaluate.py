@@ -2,7 +2,8 @@
 
 Evaluation is variant-independent on purpose: every variant trains the same parameters, and judging
 them with one sampler keeps accuracy comparable. It samples with the training fanouts under a key
-(epoch = EVAL_EPOCH) that training never uses.
+(epoch = EVAL_EPOCH) that training never uses, of a fixed seed (EVAL_SEED) whatever the run's own, so
+every variant and every seed is judged on the same subgraphs of the same nodes in the same batches.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..records.spec import RunSpec
 from ..sampling import sample_subgraph
 
 EVAL_EPOCH = 2**32 - 1
+EVAL_SEED = 0
 
 
 @torch.no_grad()
@@ -36,9 +38,15 @@ def accuracy(model: torch.nn.Module, ds: Dataset, nodes: torch.Tensor, fanouts: 
     return correct / nodes.numel()
 
 
+def validation_accuracy(model: torch.nn.Module, ds: Dataset, spec: RunSpec) -> float | None:
+    """Accuracy on the first ``spec.eval_nodes`` validation nodes (None with 0)."""
+    n = spec.eval_nodes
+    return accuracy(model, ds, ds.val_idx[:n], spec.fanouts, EVAL_SEED, spec.batch_size) if n else None
+
+
 def evaluate(model: torch.nn.Module, ds: Dataset, spec: RunSpec) -> dict[str, float | int | None]:
     """The record's ``accuracy``: on the first ``spec.eval_nodes`` val and test nodes (null with 0)."""
     n = spec.eval_nodes
-    val = accuracy(model, ds, ds.val_idx[:n], spec.fanouts, spec.seed, spec.batch_size) if n else None
-    test = accuracy(model, ds, ds.test_idx[:n], spec.fanouts, spec.seed, spec.batch_size) if n else None
+    val = validation_accuracy(model, ds, spec)
+    test = accuracy(model, ds, ds.test_idx[:n], spec.fanouts, EVAL_SEED, spec.batch_size) if n else None
     return {"val": val, "test": test, "eval_nodes": n}

@@ -10,6 +10,8 @@ handed to the variant as a block (``Variant.run_steps``):
 3. with ``whole_epoch``: untimed steps up to the next epoch boundary, then that whole epoch — every
    training batch — timed as one wall-clock interval from an idle GPU to the last update done
    (``epoch_s_measured``, beside ``epoch_s`` extrapolated from the median step);
+   or, with ``epochs`` (a run to the target, ``zerognn.train.to_target``): training on to that many whole
+   epochs, timed in blocks that end where it evaluates on the validation set (evaluations timed apart);
 4. last, one lead-in step, then ``profile_steps`` steps under torch.profiler (``zerognn.measure.trace``),
    from whose trace come the GPU's busy time per step, host syncs and launches per step and the per-phase
    breakdown. Nothing timed follows it: a profiler session may leave the process slower (CUPTI stays
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import torch
 
+from ..datasets.specs import TARGETS
 from ..datasets.store import Dataset, load_dataset
 from ..determinism import deterministic
 from ..distributed import World, barrier, init_world, mean_over_ranks, shutdown
@@ -54,9 +57,11 @@ from ..precision import PRECISIONS, precision_problem, using
 from ..records.build import Measurements, build_record, dataset_fields
 from ..records.schema import percentiles, write_record
 from ..records.spec import RunSpec
+from ..records.training import Evaluation, training_fields
 from ..variants import Variant, VariantContext, get_variant
 from .context import build_context, resolve_device
 from .evaluate import evaluate
+from .to_target import train_to_target
 
 Progress = Callable[[str], None]
 # A timed window whose p90 is more than this many times its p10 is reported as unstable.
@@ -115,7 +120,9 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
         host_ds, ds = _load(spec, Path(dataset_dir), device, say)
     with clock.phase("context", device):
         ctx = build_context(spec, ds, device, world, memory=PeakMemory(device))
-    measured, variant_info = _train_and_measure(spec, variant_cls, ctx, host_ds, say, trace_path, clock)
+    spec.evaluation_steps(ctx.steps_per_epoch)  # a schedule that cannot run stops here, before any training
+    measured, variant_info, evaluations = _train_and_measure(spec, variant_cls, ctx, host_ds, say, trace_path,
+                                                             clock)
     losses = mean_over_ranks(ctx.loss_log, world).tolist()
     if not all(v == v and abs(v) != float("inf") for v in losses):
         raise ZeroGNNError(f"[{run_id}] training diverged (non-finite loss); lower the learning rate")
@@ -130,9 +137,17 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
                              ds.num_classes)
     with clock.phase("environment"):
         environment = collect_environment(device)
+    training = None if evaluations is None else training_fields(
+        spec, TARGETS[spec.dataset], ctx.steps_per_epoch, sum(clock.seconds[p] for p in ("setup", "warm-up")),
+        clock.seconds["timed steps"], evaluations, losses)
+    if training is not None:
+        say("time to target: " + (f"{training['time_to_target_s']:.3f} s of training ("
+                                  f"{training['time_to_target_with_setup_s']:.3f} s with setup), "
+                                  f"{training['epochs_to_target']} epoch(s)" if training["not_reached"] is None
+                                  else f"not reached: {training['not_reached']}"))
     with clock.phase("record"):  # built and checked against the schema; the phases end here
         record = build_record(spec, device.type, dataset, measured, losses, accuracy, variant_info,
-                              environment | {"started_at": started_at})
+                              environment | {"started_at": started_at}, training=training)
     record["metrics"]["phase_s"] = clock.record()
     write_record(out_path, record)
     total = clock.elapsed_s()
@@ -196,8 +211,9 @@ def _check_fits(spec: RunSpec, ds: Dataset) -> None:
 
 def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantContext, host_ds: Dataset,
                        say: Progress, trace_path: str | Path | None,
-                       clock: PhaseClock) -> tuple[Measurements, dict]:
-    """Every phase of the run (the module doc), on one variant; its measurements and ``variant_info``."""
+                       clock: PhaseClock) -> tuple[Measurements, dict, list[Evaluation] | None]:
+    """Every phase of the run (the module doc), on one variant; its measurements, ``variant_info`` and, for a
+    run to the target, its evaluations."""
     device, memory = ctx.device, ctx.memory
     synchronize(device)
     resident = memory.allocated()
@@ -225,6 +241,11 @@ def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantCo
         if epoch_first is not None:
             with clock.phase("whole epoch", device):
                 epoch_s = _whole_epoch(spec, variant, epoch_first, ctx.steps_per_epoch, median, say)
+        evaluations = None
+        if spec.epochs:
+            with clock.phase("training to target", device):
+                say(f"training to epoch {spec.epochs}, evaluating every {spec.eval_every} epoch(s)")
+                evaluations = train_to_target(spec, variant, spec.timed_steps_end, say)
         trace = None
         if spec.profile_steps:
             with host_load(spec.host_load), clock.phase("profiled steps", device):
@@ -242,7 +263,7 @@ def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantCo
         None if sizes is None else step_work(ctx.model, sizes, PRECISIONS[spec.dtype].activation_bytes),
         None if peak_reserved is None else peak_reserved - resident,
         None if sizes is None else step_memory(ctx.model, sizes, PRECISIONS[spec.dtype].activation_bytes),
-    ), variant.info()
+    ), variant.info(), evaluations
 
 
 def _whole_epoch(spec: RunSpec, variant: Variant, first: int, spe: int, median_ms: float, say: Progress) -> float:

@@ -121,7 +121,8 @@ def run_spec(config: dict[str, Any], target: str, key: RunKey, variant_modules: 
     decided = {"device": RUN_DEVICE[target], "whole_epoch": key.variant in config["whole_epoch_variants"],
                "variant_modules": [] if module is None else [module]}
     if key.trial != PROFILED_TRIAL:  # the same warm-up, timed steps and whole epoch; no trace, no evaluation
-        decided |= {"profile_steps": 0, "eval_nodes": 0}
+        decided |= {"profile_steps": 0} | ({} if config["epochs"] else {"eval_nodes": 0})  # unless it trains to
+        # the target, which evaluates as it goes
     return RunSpec(**({name: config[name] for name in RUN_PARAMETERS} | key.as_dict() | decided))
 
 
