@@ -99,6 +99,8 @@ def _cmd_summarize(args: argparse.Namespace) -> None:
     for row in unstable(df).itertuples():
         print(f"unstable: {row.run_id}: between-trial CV {100 * row.step_ms_cv:.1f} % over {row.trials} trials "
               f"(10 % or more: its interval, not its median, is the result)")
+    for row in df[df["convergence_flag"].notna()].itertuples():
+        print(f"converges differently: {row.run_id}: {row.convergence_flag} (not the same training)")
     if args.markdown:
         from .atomic import write_text
         from .records.table import markdown_table

@@ -19,6 +19,7 @@ import csv
 import io
 import math
 import os
+import statistics
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,10 @@ RATIOS = {
     "speedup_vs_host_mediated": ("step_ms_median", True),
     "epoch_speedup_vs_host_mediated": ("epoch_s_measured", True),
     "peak_mem_vs_host_mediated": ("peak_mem_bytes", False),
+    "tta_speedup_vs_host_mediated": ("time_to_target_s", True),
 }
+# A run to the target's times, summarised with the median's interval, only where every trial reached it.
+TARGET_TIMES = ("time_to_target_s", "time_to_target_with_setup_s")
 
 
 def _with_ci(name: str) -> dict[str, str]:
@@ -81,6 +85,9 @@ COLUMNS: dict[str, str] = {
     "peak_reserved_bytes": "Int64", "ideal_mem_bytes": "Int64",
     "gpu_activities_per_step": "float64", "floor_ms": "float64", "step_over_floor": "float64",
     "final_loss": "float64", "val_acc": "float64", "test_acc": "float64",
+    "targets_reached": "Int64", **{column: kind for name in TARGET_TIMES for column, kind in _with_ci(name).items()},
+    "epochs_to_target": "float64", "epochs_to_target_min": "Int64", "epochs_to_target_max": "Int64",
+    "final_val_acc_mean": "float64", "final_val_acc_std": "float64", "convergence_flag": "str",
     **{column: kind for name in RATIOS for column, kind in _with_ci(name).items()},
     "slowdown_vs_no_load": "float64", "gpu_name": "str", "git_commit": "str", "run_id": "str",
 }
@@ -125,10 +132,22 @@ def trial_row(record: dict[str, Any]) -> dict[str, Any]:
         "setup_s": setup_seconds(m["phase_s"]),
         "final_loss": final_loss(record["losses"]),
         "val_acc": record["accuracy"]["val"], "test_acc": record["accuracy"]["test"],
+        **_to_target(record["training"]),
         "gpu_name": env["gpu_name"], "git_commit": env["git_commit"], "boot_id": env.get("boot_id"),
         "started_at": env.get("started_at"),
         "run_id": record["run_id"], "configuration_id": key.configuration().run_id,
     }
+
+
+def _to_target(training: dict[str, Any] | None) -> dict[str, Any]:
+    """A trial's run to the target: whether it reached it, its times and epochs to it (NaN where not), and the
+    last evaluation's accuracy; every value NaN for a run that did not train to a target."""
+    if training is None:
+        return {"reached": math.nan, **dict.fromkeys((*TARGET_TIMES, "epochs_to_target", "final_val_acc"), math.nan)}
+    reached = training["not_reached"] is None
+    return {"reached": float(reached), **{k: training[k] if reached else math.nan for k in TARGET_TIMES},
+            "epochs_to_target": training["epochs_to_target"] if reached else math.nan,
+            "final_val_acc": training["evaluations"][-1]["val_acc"]}
 
 
 def trial_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
@@ -188,7 +207,29 @@ def _configuration(config_id: str, trials: pd.DataFrame) -> dict[str, Any]:
         "gpu_exec_fraction_raw": _median_or_nan(trials["gpu_busy_ms_per_step"]) / median,
         **{k: _median_bytes(trials[k]) for k in MEMORY_METRICS},
         "step_over_floor": median / floor,
+        **_to_target_columns(trials),
         "run_id": config_id,
+    }
+
+
+def _to_target_columns(trials: pd.DataFrame) -> dict[str, Any]:
+    """A configuration's runs to the target: how many reached it; the times' medians with their intervals and
+    the epochs' median and range, only where every one did (a time that was never reached has no value to
+    take a median of); the last evaluation's accuracy as mean and sample standard deviation (OGB's form)."""
+    trained = trials[trials["reached"].notna()]
+    every = not trained.empty and bool(trained["reached"].all())
+    times = {name: trained[name].tolist() if every else [] for name in TARGET_TIMES}
+    epochs = trained["epochs_to_target"].tolist() if every else []
+    accuracy = _present(trained["final_val_acc"])
+    return {
+        "targets_reached": int(trained["reached"].sum()) if not trained.empty else pd.NA,
+        **{column: value for name in TARGET_TIMES for column, value in
+           {name: stats.median(times[name]) if every else math.nan, **_interval(name, times[name])}.items()},
+        "epochs_to_target": stats.median(epochs) if epochs else math.nan,
+        "epochs_to_target_min": int(min(epochs)) if epochs else pd.NA,
+        "epochs_to_target_max": int(max(epochs)) if epochs else pd.NA,
+        "final_val_acc_mean": statistics.fmean(accuracy) if accuracy else math.nan,
+        "final_val_acc_std": statistics.stdev(accuracy) if len(accuracy) > 1 else math.nan,
     }
 
 
@@ -212,7 +253,7 @@ def configuration_rows(trials: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame([_configuration(config_id, t) for config_id, t in by_config.items()])
     for column, (metric, baseline_on_top) in RATIOS.items():
         df = _add_ratio(df, by_config, column, metric, baseline_on_top)
-    return _add_slowdown(df)
+    return _add_convergence_flag(_add_slowdown(df))
 
 
 def _add_ratio(df: pd.DataFrame, by_config: dict[str, pd.DataFrame], column: str, metric: str,
@@ -220,12 +261,13 @@ def _add_ratio(df: pd.DataFrame, by_config: dict[str, pd.DataFrame], column: str
     """Each row's ``metric`` against host-mediated's in its group: the ratio of the trials' medians, with a
     bootstrap interval (none for host-mediated itself, or with too few trials)."""
     base_ids = df.loc[df["variant"] == BASELINE].set_index(GROUP_KEYS)["run_id"]
+    row_values = df.set_index("run_id")[metric]  # a configuration without a value of its own has no ratio
     point, low, high = [], [], []
     for row in df.itertuples(index=False):
         base_id = base_ids.get(tuple(getattr(row, k) for k in GROUP_KEYS))
         ours = _present(by_config[row.run_id][metric])
         theirs = [] if base_id is None else _present(by_config[base_id][metric])
-        if not ours or not theirs:
+        if not ours or not theirs or pd.isna(row_values[row.run_id]) or pd.isna(row_values[base_id]):
             point.append(math.nan), low.append(math.nan), high.append(math.nan)
             continue
         top, bottom = (theirs, ours) if baseline_on_top else (ours, theirs)
@@ -234,6 +276,22 @@ def _add_ratio(df: pd.DataFrame, by_config: dict[str, pd.DataFrame], column: str
         low.append(math.nan if interval is None else interval[0])
         high.append(math.nan if interval is None else interval[1])
     return df.assign(**{column: point, f"{column}_ci_low": low, f"{column}_ci_high": high})
+
+
+def _add_convergence_flag(df: pd.DataFrame) -> pd.DataFrame:
+    """``convergence_flag``: why a variant's epochs to the target are not host-mediated's within the seeds'
+    spread (its range and host-mediated's do not overlap): it would not be training the same thing. Empty
+    otherwise, and where either has no epochs to compare."""
+    span = ["epochs_to_target_min", "epochs_to_target_max"]
+    base = {tuple(r[k] for k in GROUP_KEYS): tuple(r[span]) for _, r in df.loc[df["variant"] == BASELINE].iterrows()}
+    flags = []
+    for _, row in df.iterrows():
+        (low, high), (base_low, base_high) = tuple(row[span]), base.get(tuple(row[GROUP_KEYS]), (pd.NA, pd.NA))
+        if any(pd.isna(v) for v in (low, high, base_low, base_high)) or not (high < base_low or low > base_high):
+            flags.append(None)
+        else:
+            flags.append(f"epochs to target {low}-{high}, {BASELINE} {base_low}-{base_high}")
+    return df.assign(convergence_flag=flags)
 
 
 def _add_slowdown(df: pd.DataFrame) -> pd.DataFrame:
