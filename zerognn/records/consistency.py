@@ -134,7 +134,8 @@ def _check_training(c: dict[str, Any], spe: int, training: dict[str, Any] | None
     if any(b < a for a, b in zip(times, times[1:])):
         raise InvalidRecord("training.evaluations", "have a train_s that decreases; training time only grows")
     target = training["target_val_acc"]
-    reached = next((e for e in training["evaluations"] if e["val_acc"] is not None and e["val_acc"] >= target), None)
+    reached = next((e for e in training["evaluations"] if target is not None and e["val_acc"] is not None
+                    and e["val_acc"] >= target), None)
     expected = None if reached is None else reached["train_s"]
     if training["time_to_target_s"] != expected or (training["not_reached"] is None) != (reached is not None):
         raise InvalidRecord("training.time_to_target_s", f"is {training['time_to_target_s']!r} but the first "

@@ -141,11 +141,14 @@ def trial_row(record: dict[str, Any]) -> dict[str, Any]:
 
 def _to_target(training: dict[str, Any] | None) -> dict[str, Any]:
     """A trial's run to the target: whether it reached it, its times and epochs to it (NaN where not), and the
-    last evaluation's accuracy; every value NaN for a run that did not train to a target."""
+    last evaluation's accuracy; every value NaN for a run that did not train to a target, all but the accuracy
+    for one on a dataset without a target (the curve alone)."""
     if training is None:
         return {"reached": math.nan, **dict.fromkeys((*TARGET_TIMES, "epochs_to_target", "final_val_acc"), math.nan)}
     reached = training["not_reached"] is None
-    return {"reached": float(reached), **{k: training[k] if reached else math.nan for k in TARGET_TIMES},
+    has_target = training["target_val_acc"] is not None
+    return {"reached": float(reached) if has_target else math.nan,
+            **{k: training[k] if reached else math.nan for k in TARGET_TIMES},
             "epochs_to_target": training["epochs_to_target"] if reached else math.nan,
             "final_val_acc": training["evaluations"][-1]["val_acc"]}
 
@@ -220,7 +223,7 @@ def _to_target_columns(trials: pd.DataFrame) -> dict[str, Any]:
     every = not trained.empty and bool(trained["reached"].all())
     times = {name: trained[name].tolist() if every else [] for name in TARGET_TIMES}
     epochs = trained["epochs_to_target"].tolist() if every else []
-    accuracy = _present(trained["final_val_acc"])
+    accuracy = _present(trials["final_val_acc"])
     return {
         "targets_reached": int(trained["reached"].sum()) if not trained.empty else pd.NA,
         **{column: value for name in TARGET_TIMES for column, value in

@@ -27,9 +27,10 @@ class Evaluation:
     val_acc: float | None
 
 
-def training_fields(spec: RunSpec, target: float, steps_per_epoch: int, setup_s: float, timed_s: float,
+def training_fields(spec: RunSpec, target: float | None, steps_per_epoch: int, setup_s: float, timed_s: float,
                     evaluations: list[Evaluation], losses: list[float | None]) -> dict[str, Any]:
-    """The record's ``training`` object for a run to ``target`` (validation accuracy)."""
+    """The record's ``training`` object for a run to ``target`` (validation accuracy; None for a dataset without
+    one, whose run records the curve alone: how a target is chosen)."""
     rows, trained = [], timed_s
     for e in evaluations:
         trained += e.block_s
@@ -37,8 +38,11 @@ def training_fields(spec: RunSpec, target: float, steps_per_epoch: int, setup_s:
         loss = None if not last or any(x is None for x in last) else statistics.fmean(last)
         rows.append({"step": e.step, "epoch": e.step // steps_per_epoch, "train_s": trained, "eval_s": e.eval_s,
                      "val_acc": e.val_acc, "train_loss": loss})
-    reached = next((row for row in rows if row["val_acc"] is not None and row["val_acc"] >= target), None)
-    if reached is None:
+    reached = next((row for row in rows if target is not None and row["val_acc"] is not None
+                    and row["val_acc"] >= target), None)
+    if target is None:
+        why = f"no target fixed for {spec.dataset} (zerognn.datasets.specs.TARGETS): the curve alone"
+    elif reached is None:
         best = max((row["val_acc"] for row in rows if row["val_acc"] is not None), default=None)
         peak = "no evaluation" if best is None else f"val accuracy peaked at {best:.4f}"
         why = f"{peak}, below the target {target:g}, within {spec.epochs} epochs"

@@ -138,7 +138,7 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
     with clock.phase("environment"):
         environment = collect_environment(device)
     training = None if evaluations is None else training_fields(
-        spec, TARGETS[spec.dataset], ctx.steps_per_epoch, sum(clock.seconds[p] for p in ("setup", "warm-up")),
+        spec, TARGETS.get(spec.dataset), ctx.steps_per_epoch, sum(clock.seconds[p] for p in ("setup", "warm-up")),
         clock.seconds["timed steps"], evaluations, losses)
     if training is not None:
         say("time to target: " + (f"{training['time_to_target_s']:.3f} s of training ("
