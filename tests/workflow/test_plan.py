@@ -142,3 +142,13 @@ def test_every_seed_and_trial_of_a_run_to_the_target_evaluates_and_only_trial_1_
     assert all(s.epochs == 4 and s.eval_every == 2 and s.eval_nodes == config["eval_nodes"] for s in specs.values())
     assert [specs[r].profile_steps for r in sorted(specs)] == [config["profile_steps"], 0] * 2
     assert specs[(3, 2)].key.run_id.endswith("__s3__t2") and "--epochs" in specs[(3, 2)].arguments()
+
+
+def test_seeds_run_in_rounds_of_every_variant_like_trials():
+    config = study(seeds=[0, 1, 2], variants=["torch-eager", "host-mediated"], datasets={"tiny": {"scale": 1.0}},
+                   batch_sizes=[256])
+    p = plan(config, "gpu")
+    order = [(k.seed, k.variant) for k in p.keys]
+    assert order == [(0, "torch-eager"), (0, "host-mediated"), (1, "host-mediated"), (1, "torch-eager"),
+                     (2, "torch-eager"), (2, "host-mediated")]
+    assert all(p.previous[b.run_id] == a.run_id for a, b in zip(p.keys, p.keys[1:]))

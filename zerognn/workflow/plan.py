@@ -2,10 +2,10 @@
 
 ``plan(config, target)`` reads a study config that has passed its schema (defaults filled in) and
 returns the planned run keys, with a line for each variant or dataset the target leaves out; the plan
-follows the config's target, never the machine that plans it. With ``trials`` > 1 each configuration
-runs that many times, each a fresh process, in rounds (``trial_order``): every trial k of a comparison
-group runs before any trial k + 1 of it, the variants' order rotating by one place each round, and each
-run waits for the one before it (``Plan.previous``). ``run_spec(config, target, key)`` is the
+follows the config's target, never the machine that plans it. With ``trials`` > 1 (or several ``seeds``)
+each configuration runs that many times, each a fresh process, in rounds (``trial_order``): a round runs
+every variant of a comparison group once at one seed and trial, the variants' order rotating by one place
+each round, and each run waits for the one before it (``Plan.previous``). ``run_spec(config, target, key)`` is the
 one ``RunSpec`` a planned run is started with: the key's fields, the config's run parameters (the
 RunSpec fields a config key of the same name sets) and what the target and the variant lists decide.
 Nothing here draws a figure or needs a GPU.
@@ -74,7 +74,7 @@ def plan(config: dict[str, Any], target: str) -> Plan:
     ]
     configurations = _runnable_precisions(configurations, target, left_out)
     keys = trial_order(configurations, config["trials"])
-    previous = {} if config["trials"] == 1 else {
+    previous = {} if config["trials"] == 1 and len(config["seeds"]) == 1 else {
         later.run_id: earlier.run_id for sequence in _by_group(keys) for earlier, later in zip(sequence, sequence[1:])
     }
     # Only the runs of an out-of-package variant depend on its module: naming one more module in
@@ -95,15 +95,19 @@ def _runnable_precisions(configurations: list[RunKey], target: str, left_out: li
 
 
 def trial_order(configurations: list[RunKey], trials: int) -> list[RunKey]:
-    """Every configuration's trials 1..``trials``, in the order they run: per comparison group, round k
-    runs the group's variants from the (k-1)-th on, wrapping around (a rotation: over as many rounds as
-    variants, each variant runs once in each place of a round), so no variant always runs first or after
-    the same neighbour."""
+    """Every configuration's trials 1..``trials``, in the order they run: per comparison group, one round per
+    seed and trial (seeds in order, each seed's trials in order), round r running the group's variants from
+    the r-th on, wrapping around (a rotation: over as many rounds as variants, each variant runs once in each
+    place of a round), so no variant always runs first or after the same neighbour, and each round has every
+    variant once."""
     ordered = []
     for group in _by_group(configurations):
-        for k in range(trials):
-            shift = k % len(group)
-            ordered += [replace(key, trial=k + 1) for key in group[shift:] + group[:shift]]
+        seeds = sorted({key.seed for key in group})
+        rounds = [(seed, k) for seed in seeds for k in range(trials)]
+        for r, (seed, k) in enumerate(rounds):
+            members = [key for key in group if key.seed == seed]
+            shift = r % len(members)
+            ordered += [replace(key, trial=k + 1) for key in members[shift:] + members[:shift]]
     return ordered
 
 
