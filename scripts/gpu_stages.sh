@@ -14,6 +14,9 @@
 #                 ten rounds take three calls back to back on the same machine: TRIALS=4, then 7, then 10, the
 #                 later two with SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again,
 #                 with new mtimes, and the earlier calls' records must stay as they are)
+#   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target for SEEDS (a YAML list, default all
+#                 of the config's): a few seeds per call, back to back on the same machine, the later calls with
+#                 SNAKEMAKE_ARGS="--rerun-triggers params input code" as for trials
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
 #                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved;
 #                 CONTROL=1 adds, after each, a process with no profiler session between its windows
@@ -28,7 +31,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
-case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, aftereffect, cost or tests}" in
+case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, tta, aftereffect, cost or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -96,6 +99,16 @@ for path in sorted(glob.glob("results/runs/*.json")):
 PY
     cut -d'|' -f4,7-9,11 results/summary.md 2>/dev/null
     tar czf "$OUT/trials.tgz" results logs figures 2>/dev/null
+    ;;
+tta)
+    start=$(date +%s)
+    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all --configfile workflow/config/h200-tta.yaml \
+        ${SEEDS:+--config "seeds=$SEEDS"} ${SNAKEMAKE_ARGS:-} > "$OUT/snakemake-tta.log" 2>&1
+    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'trials', 'targets_reached',
+        'time_to_target_s', 'time_to_target_with_setup_s', 'epochs_to_target', 'final_val_acc_mean',
+        'tta_speedup_vs_host_mediated']].to_string())" 2>/dev/null
+    tar czf "$OUT/tta.tgz" results logs figures 2>/dev/null
     ;;
 aftereffect)
     # needs data/products-like (STAGE=trials or cost builds it); one fresh process per variant per round
