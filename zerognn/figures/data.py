@@ -148,6 +148,22 @@ def loss_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     ])
 
 
+def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per record of a run to the target (``training`` set) and each of its evaluations, numbered from 0 in
+    order: the training seconds before it, the validation accuracy (NaN where null) and the target (NaN for a
+    dataset without one)."""
+    return pd.DataFrame([
+        {**_keys(r), "evaluation": i, "train_s": e["train_s"], "val_acc": _number(e["val_acc"]),
+         "target_val_acc": _number(r["training"]["target_val_acc"])}
+        for r in records if r.get("training")
+        for i, e in enumerate(r["training"]["evaluations"])
+    ])
+
+
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
 def ideal_memory(records: list[dict[str, Any]]) -> dict[str, int]:
     """Configuration id (the summary's run_id) → ``variant_info.ideal_peak_mem_bytes``, for the records that
     report one."""

@@ -22,9 +22,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.textpath import TextPath
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogFormatter, LogLocator, NullFormatter
 
 from .style import VariantStyle, variant_order
 
@@ -125,6 +125,10 @@ def theme(size: str = "overview") -> Iterator[None]:
         _size = previous
 
 
+# The share of an x category's width its bars take together: one slot per variant, drawn or not.
+BAR_WIDTH = 0.8
+
+
 def bars(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantStyle]) -> list:
     """Grouped bars of ``y`` per ``x`` category, one hatched bar per variant; returns the x order."""
     order = sorted(df[x].unique())
@@ -132,7 +136,7 @@ def bars(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantSt
     sns.barplot(
         df, x=x, y=y, hue="variant", order=order, hue_order=variants,
         palette={v: styles[v].color for v in variants}, errorbar=None, legend=False,
-        edgecolor=EDGE, linewidth=0.6, ax=ax,
+        edgecolor=EDGE, linewidth=0.6, width=BAR_WIDTH, ax=ax,
     )
     for container, variant in zip(ax.containers, variants):
         for bar in container:
@@ -169,6 +173,35 @@ def bar_marks(ax: Axes, df: pd.DataFrame, x: str, y: str, order: list) -> None:
             key = (variant, order[int(round(center))])
             if key in values.index and pd.notna(values.loc[key]):
                 ax.plot([center], [values.loc[key]], linestyle="", zorder=3, **RESERVED_MARK)
+
+
+def bar_slot(df: pd.DataFrame, x: str, order: list, variant: str, at: object) -> tuple[float, float]:
+    """The centre and width of ``variant``'s bar at ``at`` (an ``x`` value) as ``bars`` lays them out (same ``df``
+    and order): seaborn splits each category's ``BAR_WIDTH`` into a slot per variant, kept where no bar is drawn."""
+    variants = variant_order(df["variant"])
+    width = BAR_WIDTH / len(variants)
+    return order.index(at) - BAR_WIDTH / 2 + width * (variants.index(variant) + 0.5), width
+
+
+# An outlined, empty bar stacked on a bar: the part a larger value of the same bar adds (a run's setup).
+ADDED_LOOK = {"fill": False, "edgecolor": EDGE, "linestyle": "--", "linewidth": 0.9}
+
+
+def bar_additions(ax: Axes, df: pd.DataFrame, x: str, y: str, total: str, order: list) -> None:
+    """On each bar of ``y`` that ``bars`` drew (same ``df``, ``x`` and order), an outlined bar up to ``total``;
+    none where either is NaN."""
+    for _, row in df.dropna(subset=[y, total]).iterrows():
+        center, width = bar_slot(df, x, order, row["variant"], row[x])
+        ax.add_patch(Rectangle((center - width / 2, row[y]), width, row[total] - row[y], zorder=2, **ADDED_LOOK))
+
+
+def bar_notes(ax: Axes, df: pd.DataFrame, x: str, note: str, order: list) -> None:
+    """The text of ``note``, upright from the axis bottom, in the slot of each row that has one (where ``bars``
+    drew no bar: same ``df``, ``x`` and order)."""
+    for _, row in df.dropna(subset=[note]).iterrows():
+        center, _ = bar_slot(df, x, order, row["variant"], row[x])
+        ax.text(center, 0.03, row[note], transform=ax.get_xaxis_transform(), rotation=90, ha="center",
+                va="bottom", color="0.2")
 
 
 def line_whiskers(ax: Axes, df: pd.DataFrame, x: str, lo: str, hi: str, styles: dict[str, VariantStyle]) -> None:
@@ -244,6 +277,14 @@ def log_y(ax: Axes) -> None:
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def log_x(ax: Axes) -> None:
+    """Log x axis in plain numbers: matplotlib's log ticks (a decade each over many decades, some between over
+    a short range) labelled 0.5, 2, 10, ... rather than as powers of ten."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(LogFormatter())
+    ax.xaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False))
 
 
 def log2_batch_axis(ax: Axes, batch_sizes: Sequence[int]) -> None:

@@ -22,6 +22,7 @@ from .data import (
     Skip,
     class_frame,
     envelope_frame,
+    evaluation_frame,
     ideal_memory,
     loss_frame,
     panels,
@@ -184,10 +185,31 @@ def loss(data: FigureData) -> pd.DataFrame:
     return frame
 
 
+def time_to_target(data: FigureData) -> pd.DataFrame:
+    return _non_empty(data, "targets_reached", "no runs to a target (targets_reached is empty: no record trained to "
+                                               "a dataset's target; zerognn run --epochs)")
+
+
+# What the time-to-accuracy figure draws at each evaluation of a configuration, over its runs (seeds × trials).
+CURVE = {"train_s": ("train_s", "median"), "val_acc": ("val_acc", "median"), "val_acc_min": ("val_acc", "min"),
+         "val_acc_max": ("val_acc", "max"), "runs": ("run_id", "nunique"), "target_val_acc": ("target_val_acc", "max")}
+
+
+def time_to_accuracy(data: FigureData) -> pd.DataFrame:
+    """Per configuration and evaluation (numbered in order, so the k-th evaluations of its runs pool): ``CURVE``,
+    the medians of the training seconds and the validation accuracy, the accuracies' spread and the target."""
+    data.require_records()  # Skip without records; the figure pools every run, not only the first ones
+    frame = evaluation_frame(data.records)
+    if frame.empty:
+        raise Skip("no runs to a target (record `training` is null in every record; zerognn run --epochs)")
+    return frame.groupby([*COMPARISON_KEYS, "variant", "evaluation"], sort=True).agg(**CURVE).reset_index()
+
+
 # File stem → check, in the order the paper tells its story.
 NEEDS: dict[str, Callable[[FigureData], Any]] = {
     "speedup": speedup,
     "trials": trials,
+    "time_to_target": time_to_target,
     "gpu_exec_fraction": gpu_exec_fraction,
     "step_over_floor": step_over_floor,
     "memory": memory,
@@ -198,6 +220,7 @@ NEEDS: dict[str, Callable[[FigureData], Any]] = {
     "precision": precision,
     "envelope": envelope,
     "loss": loss,
+    "time_to_accuracy": time_to_accuracy,
 }
 FIGURES = tuple(NEEDS)
 

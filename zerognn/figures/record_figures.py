@@ -1,5 +1,5 @@
-"""Figures drawn from the run records themselves: step-time breakdown by phase, envelope tightness
-and training-loss curves.
+"""Figures drawn from the run records themselves: step-time breakdown by phase, envelope tightness,
+training-loss curves and validation accuracy over training time.
 
 Each takes the data and what its check in ``needs.py`` returned (the frame it draws)."""
 
@@ -15,7 +15,7 @@ from matplotlib.ticker import MaxNLocator
 from ..catalog import BASELINE
 from ..measure.trace import KERNEL_CLASSES, OTHER_CLASS
 from .data import COMPARISON_KEYS, IDLE, RECORD_KEYS, FigureData, panels, phase_names
-from .draw import EDGE, bar_handles, bars, legend, line_handles, lines, log_y, new_figure
+from .draw import EDGE, bar_handles, bars, ci_bands, legend, line_handles, lines, log_x, log_y, new_figure
 from .needs import Breakdown
 from .style import variant_order
 
@@ -121,4 +121,29 @@ def loss(data: FigureData, frame: pd.DataFrame) -> Figure:
         ax.set(title=title, xlabel="training step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     legend(fig, line_handles(data.styles, variant_order(drawn)))
+    return fig
+
+
+def time_to_accuracy(data: FigureData, curves: pd.DataFrame) -> Figure:
+    """Validation accuracy against training time per variant, each evaluation's medians over the configuration's
+    runs (seeds × trials) with their accuracies' min–max as a band, and the dataset's target as a dashed line."""
+    groups = list(panels(curves, COMPARISON_KEYS))
+    runs = curves["runs"].unique()
+    each = f", {runs[0]} each" if len(runs) == 1 else ""
+    fig, axes = new_figure(
+        "Validation accuracy over training time", len(groups),
+        subtitle=f"line: each evaluation's median over a configuration's runs (seeds × trials{each}) of the training "
+                 f"time so far (setup and evaluations excluded; log scale) and of the validation accuracy; band: the "
+                 f"runs' min–max accuracy; dashed: the dataset's target",
+    )
+    for (title, sub), (ax,) in zip(groups, axes):
+        lines(ax, sub, "train_s", "val_acc", data.styles)
+        ci_bands(ax, sub, "train_s", "val_acc_min", "val_acc_max", data.styles)
+        for target in sorted(sub["target_val_acc"].dropna().unique()):
+            ax.axhline(target, color="0.2", linewidth=0.8, linestyle="--")
+            ax.annotate(f"target {target:g}", (0, target), xycoords=ax.get_yaxis_transform(), xytext=(3, 2),
+                        textcoords="offset points", va="bottom", color="0.2")
+        log_x(ax)
+        ax.set(title=title, xlabel="training time (s, log)", ylabel="validation accuracy")
+    legend(fig, line_handles(data.styles, variant_order(curves["variant"])))
     return fig

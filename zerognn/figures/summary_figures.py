@@ -1,6 +1,6 @@
-"""Figures drawn from the summary table: speedup, the trials behind each configuration's median step, GPU
-execution fraction, step time over the hardware floor, peak memory, batch-size sweep, multi-GPU scaling,
-host interference and precision.
+"""Figures drawn from the summary table: speedup, the trials behind each configuration's median step, time to
+the target accuracy, GPU execution fraction, step time over the hardware floor, peak memory, batch-size sweep,
+multi-GPU scaling, host interference and precision.
 
 Each takes the data and what its check in ``needs.py`` returned (the rows or panels it draws)."""
 
@@ -10,16 +10,20 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from ..catalog import BASELINE
 from ..precision import PRECISIONS
 from ..records.stats import MIN_TRIALS
 from .data import COMPARISON_KEYS, FigureData, panels
 from .draw import (
+    ADDED_LOOK,
     EDGE,
     RESERVED_MARK,
+    bar_additions,
     bar_handles,
     bar_marks,
+    bar_notes,
     bar_whiskers,
     bars,
     ci_bands,
@@ -40,6 +44,8 @@ GIB = 2**30
 BATCH_LABEL = "batch size (seeds per GPU)"
 STEP_CI = ("step_ms_median_ci_low", "step_ms_median_ci_high")
 SPEEDUP_CI = ("speedup_vs_host_mediated_ci_low", "speedup_vs_host_mediated_ci_high")
+TARGET_CI = ("time_to_target_s_ci_low", "time_to_target_s_ci_high")
+NOT_REACHED = "not reached by every seed"
 # The precision figure's x positions: the declared order (zerognn.precision), fp32 first.
 PRECISION_INDEX = {name: i for i, name in enumerate(PRECISIONS)}
 # The trials figure: a configuration's points spread over [slot - POINTS_AT - SPREAD, slot - POINTS_AT + SPREAD]
@@ -114,6 +120,37 @@ def _trial_points(ax, slot: int, config: pd.DataFrame, data: FigureData) -> None
     if pd.notna(first["configuration_ci_low"]) and pd.notna(first["configuration_ci_high"]):
         ax.vlines(at, first["configuration_ci_low"], first["configuration_ci_high"], color="black", linewidth=1.2,
                   zorder=3)
+
+
+def time_to_target(data: FigureData, df: pd.DataFrame) -> Figure:
+    """Each variant's median training time to the target per batch size, with its interval, and the time with
+    setup as an outlined bar on top; a configuration whose runs did not all reach the target is labelled instead."""
+    not_reached = df["time_to_target_s"].isna()
+    df = df.assign(note=(NOT_REACHED + " (" + df["targets_reached"].astype(str) + " of " + df["trials"].astype(str)
+                         + " did)").where(not_reached))
+    groups = list(panels(df, BAR_PANEL_KEYS))
+    fig, axes = new_figure(
+        "Time to the target accuracy", len(groups),
+        subtitle=f"bars: the median over seeds and trials of the training time until the first evaluation at or "
+                 f"above the dataset's target (log scale; whiskers: its 95 % CI, none where n < {MIN_TRIALS}); "
+                 f"outlined on top: the time with the variant's setup added",
+    )
+    for (panel, sub), (ax,) in zip(groups, axes):
+        order = bars(ax, sub, "batch_size", "time_to_target_s", data.styles)
+        bar_whiskers(ax, sub, "batch_size", *TARGET_CI, order)
+        bar_additions(ax, sub, "batch_size", "time_to_target_s", "time_to_target_with_setup_s", order)
+        bar_notes(ax, sub, "batch_size", "note", order)
+        shown = sub[["time_to_target_s", TARGET_CI[0]]].stack()
+        shown = shown[shown > 0]
+        if shown.empty:  # no configuration here reached the target: no time to scale
+            ax.set_yticks([])
+        else:
+            log_y(ax)
+            ax.set_ylim(bottom=shown.min() / 2)  # bars start at 0, which a log axis leaves out
+        ax.set(title=panel, xlabel=BATCH_LABEL, ylabel="time to target (s, log)")
+    added = Patch(**ADDED_LOOK, label="with setup")
+    legend(fig, [*bar_handles(data.styles, variant_order(df["variant"])), added])
+    return fig
 
 
 def gpu_exec_fraction(data: FigureData, df: pd.DataFrame) -> Figure:
