@@ -152,3 +152,15 @@ def test_seeds_run_in_rounds_of_every_variant_like_trials():
     assert order == [(0, "torch-eager"), (0, "host-mediated"), (1, "host-mediated"), (1, "torch-eager"),
                      (2, "torch-eager"), (2, "host-mediated")]
     assert all(p.previous[b.run_id] == a.run_id for a, b in zip(p.keys, p.keys[1:]))
+
+
+def test_a_slow_variant_may_train_a_subset_of_the_seeds():
+    config = study(seeds=[0, 1, 2], seeds_by_variant={"torch-eager": [0]}, variants=["torch-eager", "host-mediated"],
+                   datasets={"tiny": {"scale": 1.0}}, batch_sizes=[256])
+    keys = plan(config, "gpu").keys
+    assert sorted((k.variant, k.seed) for k in keys) == [("host-mediated", 0), ("host-mediated", 1),
+                                                         ("host-mediated", 2), ("torch-eager", 0)]
+    with pytest.raises(ZeroGNNError, match=r"seeds_by_variant gives torch-eager seeds \[5\] that `seeds` does not"):
+        plan(study(seeds=[0], seeds_by_variant={"torch-eager": [0, 5]}), "gpu")
+    with pytest.raises(ZeroGNNError, match="seeds_by_variant names unknown variants"):
+        plan(study(seeds_by_variant={"no-such-variant": [0]}), "gpu")

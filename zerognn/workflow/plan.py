@@ -64,6 +64,11 @@ def plan(config: dict[str, Any], target: str) -> Plan:
     for gpus in config["gpus"]:
         job_resources(gpus, config["gpus_per_node"])  # whole nodes only
     _check_extra_rules(config)
+    for variant, seeds in config["seeds_by_variant"].items():
+        extra = sorted(set(seeds) - set(config["seeds"]))
+        if extra:
+            raise ZeroGNNError(f"seeds_by_variant gives {variant} seeds {extra} that `seeds` does not list; a "
+                               f"variant's seeds are a subset of the study's: add them to `seeds` or drop them")
     configurations = [
         RunKey(dataset, model, variant, batch, config["fanouts"], **dict(zip(LIST_AXES, values)))
         for dataset in datasets
@@ -72,7 +77,8 @@ def plan(config: dict[str, Any], target: str) -> Plan:
         for batch in config["batch_sizes_by_model"].get(model, config["batch_sizes"])
         for values in itertools.product(*(config[key] for key in LIST_AXES.values()))
     ]
-    configurations = _runnable_precisions(configurations, target, left_out)
+    configurations = [key for key in _runnable_precisions(configurations, target, left_out)
+                      if key.seed in config["seeds_by_variant"].get(key.variant, config["seeds"])]
     keys = trial_order(configurations, config["trials"])
     previous = {} if config["trials"] == 1 and len(config["seeds"]) == 1 else {
         later.run_id: earlier.run_id for sequence in _by_group(keys) for earlier, later in zip(sequence, sequence[1:])
@@ -138,7 +144,8 @@ def _variants(config: dict[str, Any], target: str, left_out: list[str]) -> list[
                      for v in sorted(set(registered) - set(wanted))]
     else:
         wanted = config["variants"]
-    for key, names in (("config names", wanted), ("whole_epoch_variants names", config["whole_epoch_variants"])):
+    for key, names in (("config names", wanted), ("whole_epoch_variants names", config["whole_epoch_variants"]),
+                       ("seeds_by_variant names", list(config["seeds_by_variant"]))):
         unknown = [v for v in names if v not in registered]
         if unknown:
             raise ZeroGNNError(f"{key} unknown variants {unknown}; registered: {sorted(registered)}. Add an "
