@@ -24,7 +24,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.textpath import TextPath
-from matplotlib.ticker import FuncFormatter, LogFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .style import VariantStyle, variant_order
 
@@ -273,18 +273,19 @@ def text_lines_height(lines: int) -> float:
 
 def log_y(ax: Axes) -> None:
     """Log y axis labelled 1, 2, 5, 10, ... in plain numbers (a short log axis gets readable ticks)."""
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    _plain_log(ax.yaxis, ax.set_yscale)
 
 
 def log_x(ax: Axes) -> None:
-    """Log x axis in plain numbers: matplotlib's log ticks (a decade each over many decades, some between over
-    a short range) labelled 0.5, 2, 10, ... rather than as powers of ten."""
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(LogFormatter())
-    ax.xaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False))
+    """Log x axis labelled 1, 2, 5, 10, ... in plain numbers, as ``log_y``."""
+    _plain_log(ax.xaxis, ax.set_xscale)
+
+
+def _plain_log(axis, set_scale) -> None:
+    set_scale("log")
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def log2_batch_axis(ax: Axes, batch_sizes: Sequence[int]) -> None:
