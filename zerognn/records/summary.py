@@ -32,6 +32,7 @@ from ..errors import ZeroGNNError, one_line
 from . import stats
 from .ids import COMPARISON_FIELDS, CONFIGURATION_FIELDS, KEY_TYPES, RunKey, fanouts_label
 from .schema import iter_records
+from .training import setup_seconds
 
 # Configurations that do the same work, so their step times compare; ratios are taken within such a group.
 GROUP_KEYS = list(COMPARISON_FIELDS)
@@ -49,8 +50,6 @@ RECORD_METRICS = (
 # Per-trial values summarised as the median over the trials that have one (only the first trial is
 # profiled and evaluated).
 MEDIAN_METRICS = (*RECORD_METRICS, "final_loss", "val_acc", "test_acc", "setup_s")
-# The phases of a run (metrics.phase_s) that are its one-off setup, before anything is timed.
-SETUP_PHASES = ("setup", "warm-up")
 # Byte counts, summarised as the median over trials rounded to a whole byte.
 MEMORY_METRICS = ("peak_mem_bytes", "peak_reserved_bytes", "ideal_mem_bytes")
 # Ratios to host-mediated within a comparison group: column -> (the trials' metric, whether the baseline's
@@ -110,15 +109,6 @@ def final_loss(losses: list[float | None]) -> float:
     if not last or any(x is None for x in last):
         return math.nan
     return sum(last) / len(last)
-
-
-def setup_seconds(phase_s: dict[str, float]) -> float:
-    """A run's one-off cost before its timed steps: the variant's setup (kernel loading, calibration, capture,
-    compilation where it compiles up front) and the warm-up steps (compilation on first call, the first
-    captures); NaN for a record without phases (older than schema 6)."""
-    if not any(phase in phase_s for phase in SETUP_PHASES):
-        return math.nan
-    return sum(phase_s.get(phase, 0.0) for phase in SETUP_PHASES)
 
 
 def trial_row(record: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ own: time to the target is given without it and with it, so a reader sees what t
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,17 @@ from .spec import RunSpec
 
 # Steps whose mean loss is an evaluation's training loss: the last few before it.
 TRAIN_LOSS_STEPS = 5
+# The phases of a run (metrics.phase_s) that are its one-off setup, before anything is timed.
+SETUP_PHASES = ("setup", "warm-up")
+
+
+def setup_seconds(phase_s: dict[str, float]) -> float:
+    """A run's one-off cost before its timed steps: the variant's setup (kernel loading, calibration, capture,
+    compilation where it compiles up front) and the warm-up steps (compilation on first call, the first
+    captures); NaN for a record without phases (older than schema 6)."""
+    if not any(phase in phase_s for phase in SETUP_PHASES):
+        return math.nan
+    return sum(phase_s.get(phase, 0.0) for phase in SETUP_PHASES)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from ..precision import PRECISIONS, precision_problem, using
 from ..records.build import Measurements, build_record, dataset_fields
 from ..records.schema import percentiles, write_record
 from ..records.spec import RunSpec
-from ..records.training import Evaluation, training_fields
+from ..records.training import Evaluation, setup_seconds, training_fields
 from ..variants import Variant, VariantContext, get_variant
 from .context import build_context, resolve_device
 from .evaluate import evaluate
@@ -138,7 +138,7 @@ def _run(spec: RunSpec, variant_cls: type[Variant], device: torch.device, world:
     with clock.phase("environment"):
         environment = collect_environment(device)
     training = None if evaluations is None else training_fields(
-        spec, TARGETS.get(spec.dataset), ctx.steps_per_epoch, sum(clock.seconds[p] for p in ("setup", "warm-up")),
+        spec, TARGETS.get(spec.dataset), ctx.steps_per_epoch, setup_seconds(clock.seconds),
         clock.seconds["timed steps"], evaluations, losses)
     if training is not None:
         say("time to target: " + (f"{training['time_to_target_s']:.3f} s of training ("
