@@ -8,12 +8,13 @@
 #   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
 #   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
 #   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
-#   STAGE=trials  records workflow/config/h200-trials.yaml, or CONFIG's (TRIALS=k: its first k rounds;
-#                 SNAKEMAKE_ARGS more)
-#                 A round takes about 90 s (the first, with the dataset, profiling and a cold compile, more), so
-#                 ten rounds take three calls back to back on the same machine: TRIALS=4, then 7, then 10, the
-#                 later two with SNAKEMAKE_ARGS="--rerun-triggers params input code" (the tree is copied again,
-#                 with new mtimes, and the earlier calls' records must stay as they are)
+#   STAGE=trials  records workflow/config/h200-trials.yaml, or CONFIG's, round by round up to round TRIALS
+#                 (default 10; SNAKEMAKE_ARGS more), starting a round only if it can end within ROUND_BUDGET
+#                 seconds of the stage's start (default 480, judged by the longest round so far), so no round
+#                 is split between calls. A round takes about 100 s (the first, with the dataset, profiling and
+#                 a cold compile, 130 s): ten rounds take three calls back to back on the same machine, each the
+#                 same command; rounds already recorded are kept as they are (the tree is copied again with new
+#                 mtimes, so the stage passes --rerun-triggers params input code)
 #   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target for SEEDS (a YAML list, default all
 #                 of the config's): a few seeds per call, back to back on the same machine, the later calls with
 #                 SNAKEMAKE_ARGS="--rerun-triggers params input code" as for trials
@@ -84,12 +85,30 @@ interference)
     tar czf "$OUT/interference.tgz" results logs figures 2>/dev/null
     ;;
 trials)
-    # rounds 1..TRIALS of the trials study (each round every variant once), in this one call
+    # whole rounds of the trials study (each round every variant once), as many as end within this call
     start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all \
-        --configfile "${CONFIG:-workflow/config/h200-trials.yaml}" \
-        --config "trials=${TRIALS:-10}" ${SNAKEMAKE_ARGS:-} > "$OUT/snakemake-trials.log" 2>&1
-    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    longest=0
+    recorded=0
+    for round in $(seq 1 "${TRIALS:-10}"); do
+        now=$(date +%s)
+        if (( now - start + longest > ${ROUND_BUDGET:-480} )); then
+            echo "stopped before round $round: the longest round so far ($longest s) would not end within" \
+                "${ROUND_BUDGET:-480} s of the stage's start; run the same stage again"
+            break
+        fi
+        timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake summary --cores all \
+            --configfile "${CONFIG:-workflow/config/h200-trials.yaml}" --config "trials=$round" \
+            --rerun-triggers params input code ${SNAKEMAKE_ARGS:-} >> "$OUT/snakemake-trials.log" 2>&1
+        rc=$?
+        took=$(( $(date +%s) - now ))
+        echo "round $round: snakemake rc=$rc in $took s"
+        (( rc == 0 )) || break
+        recorded=$round
+        (( took > longest )) && longest=$took
+    done
+    timeout 120 python3 -m snakemake --cores all --configfile "${CONFIG:-workflow/config/h200-trials.yaml}" \
+        --config "trials=$(( recorded > 0 ? recorded : 1 ))" --rerun-triggers params input code ${SNAKEMAKE_ARGS:-} \
+        >> "$OUT/snakemake-trials.log" 2>&1 || echo "figures: snakemake rc=$?"
     python3 - <<'PY'
 import glob, json
 for path in sorted(glob.glob("results/runs/*.json")):
