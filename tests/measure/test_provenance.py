@@ -40,6 +40,16 @@ def test_a_clean_checkout_gives_its_commit_from_git_whatever_the_environment_say
     assert provenance.git_state(repo) == (git(repo, "rev-parse", "HEAD"), False, "git")
 
 
+def test_untracked_outputs_leave_a_checkout_clean_and_an_untracked_source_file_does_not(repo, monkeypatch):
+    monkeypatch.delenv("ZEROGNN_GIT_COMMIT", raising=False)
+    (repo / "results/aftereffect").mkdir(parents=True)
+    (repo / "results/aftereffect/zerognn-1.json").write_text("{}\n")
+    (repo / "notes.txt").write_text("an operator's notes\n")
+    assert provenance.git_state(repo) == (git(repo, "rev-parse", "HEAD"), False, "git")
+    (repo / "zerognn/new.py").write_text("y = 1\n")  # would run, and no commit holds it
+    assert provenance.git_state(repo) == (git(repo, "rev-parse", "HEAD"), True, "git")
+
+
 def test_a_stale_copy_takes_the_stated_commit_and_without_one_says_dirty(repo, monkeypatch):
     (repo / "zerognn/a.py").write_text("x = 2\n")
     monkeypatch.setenv("ZEROGNN_GIT_COMMIT", "0123abcd")

@@ -1,6 +1,7 @@
 """Where a run's code and machine came from, so that a record's provenance is read and checked, not asserted.
 
-* The commit: read from the checkout with git when it is clean. A copy of the tree whose git metadata is
+* The commit: read from the checkout with git when it is clean (untracked files that are not source, such as
+  a study's outputs, do not count). A copy of the tree whose git metadata is
   stale or absent (a GPU host given the working tree) reports what the operator states in
   ``ZEROGNN_GIT_COMMIT`` / ``ZEROGNN_GIT_DIRTY``; ``git_source`` says which of the two a record used.
 * ``source_sha256``: a hash of the source files the run executed (the package, the CUDA kernels, the
@@ -90,7 +91,7 @@ def git_state(repo: Path = PACKAGE_DIR) -> tuple[str | None, bool | None, str | 
     environment variables when the operator set them (a copied tree whose git metadata is stale or absent);
     else git's dirty state, or nothing. ``source`` is ``"git"``, ``"environment"`` or None."""
     head = _text(["rev-parse", "HEAD"], repo)
-    status = None if head is None else _text(["status", "--porcelain"], repo)
+    status = None if head is None else _changes(repo)
     if head and status == "":
         return head, False, "git"
     if stated := os.environ.get("ZEROGNN_GIT_COMMIT"):
@@ -99,6 +100,16 @@ def git_state(repo: Path = PACKAGE_DIR) -> tuple[str | None, bool | None, str | 
     if head:
         return head, None if status is None else True, "git"
     return None, None, None
+
+
+def _changes(repo: Path) -> str | None:
+    """``git status --porcelain`` without the untracked files that are not source (a study's outputs written
+    beside the tree, an operator's notes): they change nothing a run executes, so they leave it clean."""
+    out = _git(["status", "--porcelain", "-z", "--untracked-files=all"], repo)
+    if out is None:
+        return None
+    entries = [e.decode() for e in out.split(b"\0") if e]
+    return "\n".join(e for e in entries if not (e.startswith("?? ") and not is_source(e[3:])))
 
 
 def boot_id() -> str | None:
