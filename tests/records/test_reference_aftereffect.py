@@ -40,3 +40,39 @@ def test_the_docs_ratios_are_the_records():
     ratios, z = _ratios("host-mediated"), _ratios("zerognn")
     assert (low, high, mid) == tuple(round(v, 3) for v in (min(ratios), max(ratios), statistics.median(ratios)))
     assert (z_low, z_high) == (round(min(z), 3), round(max(z), 3))
+
+
+CONTROL = [json.loads(p.read_text()) for p in sorted((STUDY.parent / "aftereffect-control").glob("*.json"))]
+
+
+def _control_ratios(variant: str, profiled: int) -> list[float]:
+    return [statistics.median(r["after_ms"]) / statistics.median(r["before_ms"])
+            for r in CONTROL if r["variant"] == variant and r["profiled_steps"] == profiled]
+
+
+def test_the_control_is_three_rounds_of_both_kinds_of_process_from_one_commit_machine_and_call():
+    kinds = sorted((r["variant"], r["profiled_steps"]) for r in CONTROL)
+    assert kinds == sorted([(v, p) for v in ("host-mediated", "zerognn") for p in (0, 5)] * 3)
+    for field in ("boot_id", "call_id", "source_sha256", "gpu_name"):
+        assert len({r["environment"][field] for r in CONTROL}) == 1, field
+    assert len({r["environment"]["git_commit"][:7] for r in CONTROL}) == 1  # some read from git, some stated
+    for r in CONTROL:
+        assert len(r["before_ms"]) == len(r["after_ms"]) == 40
+
+
+def test_the_docs_control_ratios_are_the_records():
+    text = " ".join((REPO / "docs" / "measurement.md").read_text().split())
+    commit = re.search(r"A control at commit (\w+), three rounds in one call", text).group(1)
+    assert CONTROL[0]["environment"]["git_commit"].startswith(commit)
+
+    def span(ratios):
+        return f"{min(ratios):.3f}–{max(ratios):.3f}x"
+
+    with_hm, without_hm = _control_ratios("host-mediated", 5), _control_ratios("host-mediated", 0)
+    assert (f"host-mediated's second window was {span(with_hm)} its first with the session (median of the three "
+            f"{statistics.median(with_hm):.3f}) and {span(without_hm)} without it (median "
+            f"{statistics.median(without_hm):.3f})") in text
+    assert (f"`zerognn`'s {span(_control_ratios('zerognn', 5))} with it and {span(_control_ratios('zerognn', 0))} "
+            "without") in text
+    # the sentence's conclusion: the windows move as much without the session as with it
+    assert max(without_hm) - min(without_hm) >= 0.1 and min(with_hm) < 1 < max(with_hm)
