@@ -88,6 +88,9 @@ def run(spec: RunSpec, dataset_dir: str | Path, out_path: str | Path, progress: 
     if variant_cls.requires_cuda and device.type != "cuda":
         raise ZeroGNNError(f"variant {spec.variant!r} needs a CUDA GPU and this run is on {device}; "
                            f"run it on a GPU machine")
+    if variant_cls.models is not None and spec.model not in variant_cls.models:
+        raise ZeroGNNError(f"variant {spec.variant!r} runs only {', '.join(variant_cls.models)}, not {spec.model}; "
+                           f"choose one of those models or another variant")
     problem = precision_problem(spec.dtype, device.type, spec.deterministic)  # `auto` resolved
     if problem is not None:
         raise ZeroGNNError(problem)

@@ -104,6 +104,14 @@ def all_variants(external: list[str] | tuple[str, ...] = ()) -> dict[str, type[V
     return dict(_REGISTRY)
 
 
+def study_variants(external: list[str] | tuple[str, ...] = ()) -> dict[str, type[Variant]]:
+    """The built-ins and the variants the modules ``external`` define: what a study's ``variants: all`` means,
+    whatever other variant modules this process has imported."""
+    registered = all_variants(external)
+    named = set(external_variants(external))
+    return {n: cls for n, cls in registered.items() if cls.__module__ in _BUILTIN_MODULES or n in named}
+
+
 def get_variant(name: str, external: list[str] | tuple[str, ...] = ()) -> type[Variant]:
     variants = all_variants(external)
     if name not in variants:
@@ -119,4 +127,4 @@ def runnable_here(cls: type[Variant]) -> bool:
 
 
 __all__ = ["Variant", "VariantContext", "all_variants", "external_variants", "get_variant", "load_external",
-           "module_file", "phase", "register", "runnable_here"]
+           "module_file", "phase", "register", "runnable_here", "study_variants"]

@@ -54,6 +54,8 @@ class Variant(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     requires_cuda: ClassVar[bool] = False
+    # The models it runs (None: every model in zerognn.models): the workflow plans no other, a run refuses one.
+    models: ClassVar[tuple[str, ...] | None] = None
     # Written but not yet validated on a GPU: `variants: all` leaves it out; naming it runs it.
     experimental: ClassVar[bool] = False
     # The GPU drives its own steps: the run loop hands it blocks of steps (``run_steps``) and takes each

@@ -22,7 +22,7 @@ from ..errors import ZeroGNNError
 from ..precision import precision_problem
 from ..records.ids import KEY_FIELDS, RunKey
 from ..records.spec import RunSpec
-from ..variants import all_variants, external_variants
+from ..variants import external_variants, study_variants
 from .launcher import job_resources
 
 # RunSpec fields that a config key of the same name gives one value for every run.
@@ -77,6 +77,7 @@ def plan(config: dict[str, Any], target: str) -> Plan:
         for batch in config["batch_sizes_by_model"].get(model, config["batch_sizes"])
         for values in itertools.product(*(config[key] for key in LIST_AXES.values()))
     ]
+    configurations = _runnable_models(configurations, study_variants(config["variant_modules"]), left_out)
     configurations = [key for key in _runnable_precisions(configurations, target, left_out)
                       if key.seed in config["seeds_by_variant"].get(key.variant, config["seeds"])]
     keys = trial_order(configurations, config["trials"])
@@ -86,6 +87,19 @@ def plan(config: dict[str, Any], target: str) -> Plan:
     # Only the runs of an out-of-package variant depend on its module: naming one more module in
     # `variant_modules` plans that variant's runs and leaves every finished run as it is.
     return Plan(datasets, variants, keys, external_variants(config["variant_modules"]), left_out, previous)
+
+
+def _runnable_models(configurations: list[RunKey], registered: dict, left_out: list[str]) -> list[RunKey]:
+    """The configurations whose variant runs their model; one line per variant and model left out."""
+    kept = []
+    for key in configurations:
+        models = registered[key.variant].models
+        if models is None or key.model in models:
+            kept.append(key)
+        elif (line := f"skipping variant {key.variant} with model {key.model}: it runs only "
+                      f"{', '.join(models)}") not in left_out:
+            left_out.append(line)
+    return kept
 
 
 def _runnable_precisions(configurations: list[RunKey], target: str, left_out: list[str]) -> list[RunKey]:
@@ -137,7 +151,7 @@ def run_spec(config: dict[str, Any], target: str, key: RunKey, variant_modules: 
 
 
 def _variants(config: dict[str, Any], target: str, left_out: list[str]) -> list[str]:
-    registered = all_variants(config["variant_modules"])
+    registered = study_variants(config["variant_modules"])
     if config["variants"] == "all":
         wanted = [v for v in sorted(registered) if not registered[v].experimental]
         left_out += [f"variants: all leaves out experimental variant {v}; name it in `variants` to run it"
