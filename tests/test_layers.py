@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"measure"},  # timing, traces, memory, floor: the same instrument for every variant
     {"fixed_launch"},  # the envelope, step control and step graph ZeroGNN replays
     {"records"},  # a run's spec and key, its record, the summary
-    {"variants"},  # the execution strategies
+    {"variants", "peers"},  # the execution strategies; peers: the same on other libraries
     {"train", "bench"},  # the measured run, the operator benchmarks
     {"figures", "workflow"},  # what reads the records, what plans the study
     {"cli", "__main__"},  # the command line
