@@ -52,10 +52,13 @@ class FigureData:
 
     @cached_property
     def styles(self) -> dict[str, VariantStyle]:
-        """Every variant's look, over the summary and the records (the same in every figure)."""
+        """Every variant's look, over the summary and the records (the same in every figure); a peer's label
+        names its library, from its records' ``variant_info.peer`` (with a summary alone, no label says so)."""
         from .style import variant_styles  # seaborn: loaded only to draw, never to check or list figures
 
-        return variant_styles(set(self.summary["variant"]) | {r["config"]["variant"] for r in self.records})
+        peers = {r["config"]["variant"]: r["variant_info"]["peer"] for r in self.records
+                 if (r.get("variant_info") or {}).get("peer")}
+        return variant_styles(set(self.summary["variant"]) | {r["config"]["variant"] for r in self.records}, peers)
 
     @classmethod
     def load(cls, summary_csv: str | os.PathLike, runs_dir: str | os.PathLike | None) -> FigureData:

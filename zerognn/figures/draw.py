@@ -241,12 +241,13 @@ def lines(ax: Axes, df: pd.DataFrame, x: str, y: str, styles: dict[str, VariantS
 
 
 def bar_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> list[Patch]:
-    return [Patch(facecolor=styles[v].color, hatch=styles[v].hatch, edgecolor=EDGE, label=v) for v in variants]
+    return [Patch(facecolor=styles[v].color, hatch=styles[v].hatch, edgecolor=EDGE, label=styles[v].label)
+            for v in variants]
 
 
 def line_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> list[Line2D]:
     return [
-        Line2D([], [], color=styles[v].color, marker=styles[v].marker, label=v,
+        Line2D([], [], color=styles[v].color, marker=styles[v].marker, label=styles[v].label,
                linestyle=(0, styles[v].dashes) if styles[v].dashes else "-")
         for v in variants
     ]
@@ -254,7 +255,7 @@ def line_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> li
 
 def point_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> list[Line2D]:
     return [Line2D([], [], color=styles[v].color, marker=styles[v].marker, markeredgecolor=EDGE, linestyle="",
-                   label=v) for v in variants]
+                   label=styles[v].label) for v in variants]
 
 
 def legend(fig: Figure, handles: Sequence[Artist]) -> None:

@@ -1,14 +1,16 @@
 """How each variant looks, so that every figure tells variants apart in grayscale too.
 
-Each variant gets a colour plus a hatch (bars), a marker and a dash pattern (lines). The built-in
-variants have the looks of their table (``zerognn.catalog``); any other name (a user's baseline) takes
-the next look from a fallback cycle, in alphabetical order, so it is drawn and stays distinguishable.
+Each variant gets a colour plus a hatch (bars), a marker and a dash pattern (lines), and its legend label.
+The built-in variants have the looks of their table (``zerognn.catalog``); any other name (a user's
+baseline, a peer) takes the next look from a fallback cycle, in alphabetical order, so it is drawn and
+stays distinguishable. A peer (a baseline on another library, ``zerognn.peers``) says so in its label:
+``pyg (peer: torch_geometric 2.8.1)``.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import seaborn as sns
@@ -24,14 +26,18 @@ class VariantStyle:
     hatch: str
     marker: str
     dashes: str | tuple[float, ...]
+    label: str
 
 
-def variant_styles(variants: Iterable[str]) -> dict[str, VariantStyle]:
-    """A look for every variant; unknown ones cycle through the fallback looks."""
+def variant_styles(variants: Iterable[str], peers: Mapping[str, str] | None = None) -> dict[str, VariantStyle]:
+    """A look for every variant; unknown ones cycle through the fallback looks. ``peers``: a peer variant ->
+    its library, named in its label."""
     fallback = itertools.cycle(FALLBACK_LOOKS)
+    peers = peers or {}
     styles = {}
     for v in variant_order(variants):
         look = LOOKS[v] if v in LOOKS else next(fallback)
-        styles[v] = VariantStyle(_PALETTE[look.palette], look.hatch, look.marker, look.dashes)
+        label = f"{v} (peer: {peers[v]})" if v in peers else v
+        styles[v] = VariantStyle(_PALETTE[look.palette], look.hatch, look.marker, look.dashes, label)
     return styles
 
