@@ -164,7 +164,7 @@ def gpu_exec_fraction(data: FigureData, df: pd.DataFrame) -> Figure:
 def step_over_floor(data: FigureData, df: pd.DataFrame) -> Figure:
     """Each variant's median step over the hardware floor, per batch size."""
     return _batch_bars(data, df, "step_over_floor", "Step time over the hardware floor",
-                       "median step / max(dense FLOPs / fp32 peak, bytes / bandwidth) at live sizes "
+                       "median step / max(dense FLOPs / the precision's peak, bytes / bandwidth) at live sizes "
                        "(1 = the floor; lower is better)", "step / floor (×, log)", log_with_one=True)
 
 
