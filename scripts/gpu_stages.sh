@@ -8,16 +8,13 @@
 #   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
 #   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
 #   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
-#   STAGE=trials  records workflow/config/h200-trials.yaml, or CONFIG's, round by round up to round TRIALS
-#                 (default 10; SNAKEMAKE_ARGS more), starting a round only if it can end within ROUND_BUDGET
-#                 seconds of the stage's start (default 480, judged by the longest round so far), so no round
-#                 is split between calls. A round takes about 100 s (the first, with the dataset, profiling and
-#                 a cold compile, 130 s): ten rounds take three calls back to back on the same machine, each the
-#                 same command; rounds already recorded are kept as they are (the tree is copied again with new
-#                 mtimes, so the stage passes --rerun-triggers params input code)
-#   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target for SEEDS (a YAML list, default all
-#                 of the config's): a few seeds per call, back to back on the same machine, the later calls with
-#                 SNAKEMAKE_ARGS="--rerun-triggers params input code" as for trials
+#   STAGE=trials  records workflow/config/h200-trials.yaml, or CONFIG's (the peers study:
+#                 CONFIG=workflow/config/h200-peers.yaml), in whole rounds (whole_rounds below) up to round
+#                 TRIALS (default: all). A round of the trials study takes about 100 s (the first, with the
+#                 dataset, profiling and a cold compile, 130 s): ten rounds take three calls back to back on
+#                 the same machine, each the same command; rounds already recorded are kept as they are
+#   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target in whole rounds, one seed a round,
+#                 up to round ROUNDS (default: all six): the same command in calls back to back
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
 #                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved;
 #                 CONTROL=1 adds, after each, a process with no profiler session between its windows
@@ -32,6 +29,42 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
 DATASET=data/papers100M-like
+
+# Rounds 1..N of a study (N: $2, at most the study's rounds; scripts/round_targets.py), each round's records
+# made by a Snakemake invocation of their own, started only if the longest round so far would end within
+# ROUND_BUDGET (default 480) seconds of the stage's start, so a call never ends inside a round; rounds already
+# recorded are kept (--rerun-triggers params input code: the tree is copied again with new mtimes). Then the
+# summary of what is recorded. $1: the config file; the log goes to $3.
+whole_rounds() {
+    local config=$1 log=$3 start now took longest=0 round rc total targets target missing
+    total=$(python3 scripts/round_targets.py "$config" --count) || return 1
+    (( $2 < total )) && total=$2
+    start=$(date +%s)
+    for round in $(seq 1 "$total"); do
+        targets=$(python3 scripts/round_targets.py "$config" "$round") || return 1
+        missing=0
+        for target in $targets; do [ -f "$target" ] || missing=1; done
+        if (( missing == 0 )); then echo "round $round of $total: recorded already"; continue; fi
+        now=$(date +%s)
+        if (( now - start + longest > ${ROUND_BUDGET:-480} )); then
+            echo "stopped before round $round of $total: the longest round so far ($longest s) would not end" \
+                "within ${ROUND_BUDGET:-480} s of the stage's start; run the same stage again"
+            break
+        fi
+        # the targets first: --rerun-triggers takes every word after it
+        # shellcheck disable=SC2046  # one record path per word
+        timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake $targets \
+            --cores all --configfile "$config" --rerun-triggers params input code ${SNAKEMAKE_ARGS:-} >> "$log" 2>&1
+        rc=$?
+        took=$(( $(date +%s) - now ))
+        echo "round $round of $total: snakemake rc=$rc in $took s"
+        (( rc == 0 )) || break
+        (( took > longest )) && longest=$took
+    done
+    zerognn summarize --runs results/runs --out results/summary.csv --markdown results/summary.md \
+        --figures results/figures.json >> "$log" 2>&1 || echo "summary failed (see $log)"
+}
+
 case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, tta, aftereffect, cost or tests}" in
 build)
     df -h . | tail -1
@@ -86,29 +119,7 @@ interference)
     ;;
 trials)
     # whole rounds of the trials study (each round every variant once), as many as end within this call
-    start=$(date +%s)
-    longest=0
-    recorded=0
-    for round in $(seq 1 "${TRIALS:-10}"); do
-        now=$(date +%s)
-        if (( now - start + longest > ${ROUND_BUDGET:-480} )); then
-            echo "stopped before round $round: the longest round so far ($longest s) would not end within" \
-                "${ROUND_BUDGET:-480} s of the stage's start; run the same stage again"
-            break
-        fi
-        timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake summary --cores all \
-            --configfile "${CONFIG:-workflow/config/h200-trials.yaml}" --config "trials=$round" \
-            --rerun-triggers params input code ${SNAKEMAKE_ARGS:-} >> "$OUT/snakemake-trials.log" 2>&1
-        rc=$?
-        took=$(( $(date +%s) - now ))
-        echo "round $round: snakemake rc=$rc in $took s"
-        (( rc == 0 )) || break
-        recorded=$round
-        (( took > longest )) && longest=$took
-    done
-    timeout 120 python3 -m snakemake --cores all --configfile "${CONFIG:-workflow/config/h200-trials.yaml}" \
-        --config "trials=$(( recorded > 0 ? recorded : 1 ))" --rerun-triggers params input code ${SNAKEMAKE_ARGS:-} \
-        >> "$OUT/snakemake-trials.log" 2>&1 || echo "figures: snakemake rc=$?"
+    whole_rounds "${CONFIG:-workflow/config/h200-trials.yaml}" "${TRIALS:-99}" "$OUT/snakemake-trials.log"
     python3 - <<'PY'
 import glob, json
 for path in sorted(glob.glob("results/runs/*.json")):
@@ -120,10 +131,8 @@ PY
     tar czf "$OUT/trials.tgz" results logs figures 2>/dev/null
     ;;
 tta)
-    start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all --configfile workflow/config/h200-tta.yaml \
-        ${SEEDS:+--config "seeds=$SEEDS"} ${SNAKEMAKE_ARGS:-} > "$OUT/snakemake-tta.log" 2>&1
-    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
+    # whole rounds of the study's seeds (round r: seed r - 1, every variant that trains it)
+    whole_rounds workflow/config/h200-tta.yaml "${ROUNDS:-99}" "$OUT/snakemake-tta.log"
     python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'trials', 'targets_reached',
         'time_to_target_s', 'time_to_target_with_setup_s', 'epochs_to_target', 'final_val_acc_mean',
         'tta_speedup_vs_host_mediated']].to_string())" 2>/dev/null
