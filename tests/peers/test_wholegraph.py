@@ -22,8 +22,8 @@ FANOUTS = (5, 3)
 
 @pytest.mark.skipif(HAVE_WHOLEGRAPH, reason="pylibwholegraph is installed here")
 def test_without_pylibwholegraph_the_peer_is_one_line():
-    with pytest.raises(ZeroGNNError, match=r"^the wholegraph peer needs pylibwholegraph .*; install "
-                                           r"pylibwholegraph-cu13 \(or -cu12, matching your CUDA\) on Linux x86-64$"):
+    with pytest.raises(ZeroGNNError, match=r"^the wholegraph peer needs pylibwholegraph .*; install it with pip "
+                                           r"install 'zerognn\[wholegraph\]' \(Linux x86-64 with CUDA 13\)$"):
         load_external(MODULE)
 
 

@@ -36,8 +36,8 @@ try:
     import pylibwholegraph.torch as wgth
     from pylibwholegraph.torch import graph_ops, wholegraph_ops
 except ImportError as exc:  # one line, not a traceback, where WholeGraph is not installed
-    raise ZeroGNNError(f"the wholegraph peer needs pylibwholegraph ({exc.msg}); install pylibwholegraph-cu13 (or "
-                       f"-cu12, matching your CUDA) on Linux x86-64") from exc
+    raise ZeroGNNError(f"the wholegraph peer needs pylibwholegraph ({exc.msg}); install it with pip install "
+                       f"'zerognn[wholegraph]' (Linux x86-64 with CUDA 13)") from exc
 
 _KEY_MASK = 2**64 - 1
 _state: dict[str, Any] = {}
