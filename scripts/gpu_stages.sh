@@ -27,7 +27,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline]" pytest-timeout > /dev/null 2>&1 || echo "wheel install failed"
+python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout > /dev/null 2>&1 \
+    || echo "wheel install failed"
 DATASET=data/papers100M-like
 
 # Rounds 1..N of a study (N: $2, at most the study's rounds; scripts/round_targets.py), each round's records
