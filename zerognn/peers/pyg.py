@@ -29,9 +29,9 @@ import torch.nn.functional as F
 
 from ..errors import ZeroGNNError
 from ..precision import gemm_dtype
-from ..sampling import sample_subgraph
-from ..variants import Variant, phase, register
+from ..variants import register
 from ..variants.compile_stats import CompileStats, compile_here
+from ..variants.torch_eager import TorchEager
 
 try:
     import torch_geometric
@@ -71,25 +71,16 @@ class PyGSAGE:
 
 
 @register
-class PyG(Variant):
+class PyG(TorchEager):
+    """``torch-eager``'s step (the reference sampler, the gather, the optimizer step) with PyG's layers as its
+    model: only ``forward_loss`` differs."""
+
     name = "pyg"
     description = "PyG's SAGEConv over the reference sampler's blocks, eager (a peer: torch-geometric)"
     models = ("sage",)
 
     def setup(self) -> None:
         self.net = PyGSAGE(self.ctx.model, self.ctx.device)
-
-    def step(self, epoch: int, step: int, global_step: int) -> None:
-        ctx, ds = self.ctx, self.ctx.dataset
-        seeds = self.seeds(epoch, step)
-        with phase("sample"):
-            sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
-        with phase("gather"):
-            x = ds.features[sub.frontiers[-1]]
-            y = ds.labels[seeds]
-        with phase("forward"):
-            loss = self.forward_loss(x, sub.hops[::-1], y)
-        self.backward_and_update(loss, global_step)
 
     def forward_loss(self, x: torch.Tensor, blocks: list, y: torch.Tensor) -> torch.Tensor:
         dtype = gemm_dtype()
