@@ -33,7 +33,8 @@ DATASET=data/papers100M-like
 
 # Rounds 1..N of a study (N: $2, at most the study's rounds; scripts/round_targets.py), each round's records
 # made by a Snakemake invocation of their own, started only if the longest round so far would end within
-# ROUND_BUDGET (default 480) seconds of the stage's start, so a call never ends inside a round; rounds already
+# ROUND_BUDGET (default 480) seconds of the stage's start (lower it when another stage runs first in the same
+# call: the call's limit counts from its own start), so a call never ends inside a round; rounds already
 # recorded are kept (--rerun-triggers params input code: the tree is copied again with new mtimes). Then the
 # summary of what is recorded. $1: the config file; the log goes to $3.
 whole_rounds() {
