@@ -195,12 +195,15 @@ def test_unknown_variants_get_looks_of_their_own():
 
 def test_a_peer_is_drawn_with_a_look_of_its_own_and_a_label_naming_its_library(tmp_path):
     peer = {"peer": "torch_geometric 2.8.1", "sample_identical": True}
+    other = {"peer": "pylibwholegraph 26.10.0", "sample_identical": False}
     records = [r for b in (256, 1024) for r in (_gpu("host-mediated", b, ms=10.0), _gpu("zerognn", b, ms=2.0),
-                                                 _gpu("pyg", b, ms=12.0, variant_info=peer))]
+                                                 _gpu("pyg", b, ms=12.0, variant_info=peer),
+                                                 _gpu("wholegraph", b, ms=9.0, variant_info=other))]
     runs, summary = _setup(tmp_path, records)
     data = FigureData.load(summary, runs)
     labels = {t.get_text() for legend in draw_figure("speedup", data).legends for t in legend.get_texts()}
-    assert labels >= {"pyg (peer: torch_geometric 2.8.1)", "zerognn", "host-mediated"}
+    assert labels >= {"pyg (peer: torch_geometric 2.8.1)", "wholegraph (peer: pylibwholegraph 26.10.0, other samples)",
+                      "zerognn", "host-mediated"}
     assert data.styles["pyg"].marker not in {data.styles[v].marker for v in ("zerognn", "host-mediated")}
     alone = FigureData.load(summary, None)  # a summary alone holds no variant_info: the plain name
     assert {t.get_text() for t in draw_figure("speedup", alone).legends[0].get_texts()} >= {"pyg"}

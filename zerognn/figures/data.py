@@ -56,7 +56,7 @@ class FigureData:
         names its library, from its records' ``variant_info.peer`` (with a summary alone, no label says so)."""
         from .style import variant_styles  # seaborn: loaded only to draw, never to check or list figures
 
-        peers = {r["config"]["variant"]: r["variant_info"]["peer"] for r in self.records
+        peers = {r["config"]["variant"]: _peer_label(r["variant_info"]) for r in self.records
                  if (r.get("variant_info") or {}).get("peer")}
         return variant_styles(set(self.summary["variant"]) | {r["config"]["variant"] for r in self.records}, peers)
 
@@ -77,6 +77,11 @@ class FigureData:
         if not self.records:
             raise Skip("no run records (runs_dir not given or empty)")
         return self.first_trials
+
+
+def _peer_label(info: dict[str, Any]) -> str:
+    """A peer's library, and whether its samples are other than the suite's (``sample_identical``)."""
+    return info["peer"] + (", other samples" if info.get("sample_identical") is False else "")
 
 
 def panels(df: pd.DataFrame, keys: list[str]) -> Iterator[tuple[str, pd.DataFrame]]:

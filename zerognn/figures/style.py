@@ -4,7 +4,8 @@ Each variant gets a colour plus a hatch (bars), a marker and a dash pattern (lin
 The built-in variants have the looks of their table (``zerognn.catalog``); any other name (a user's
 baseline, a peer) takes the next look from a fallback cycle, in alphabetical order, so it is drawn and
 stays distinguishable. A peer (a baseline on another library, ``zerognn.peers``) says so in its label:
-``pyg (peer: torch_geometric 2.8.1)``.
+``pyg (peer: torch_geometric 2.8.1)``, and a peer whose samples are not the suite's (``sample_identical: false``) says
+that too.
 """
 
 from __future__ import annotations
