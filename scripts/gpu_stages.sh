@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# GPU work in stages that each fit one call of at most 10 minutes (papers100M-like at full scale, the
-# device-driven epoch, host interference, the GPU tests);
-# the dataset stays on the machine between calls made back to back.
+# The H200 reference's studies in stages that each fit one call of at most 10 minutes on a GPU host
+# (docs/results.md, "Recording the reference"); datasets and records stay on the machine between calls
+# made back to back, and each stage packs what it made into $OUT (default /tmp/out).
 #   STAGE=build  builds data/papers100M-like from nothing (timed; progress in $OUT/build.log), then the
 #                GPU tests of the >2^31 paths, the CUDA sampler against the reference on the full graph
 #   STAGE=runs   records workflow/config/h200-papers.yaml: every variant in this one call
@@ -22,13 +22,18 @@
 #                (default 3) each, on products-like SAGE B=1024 as workflow/config/h200-trials.yaml runs them,
 #                at precision DTYPE (default float32)
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
-# device run:  STAGE=build ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_stages.sh  (carry .whl)
+# Run:  STAGE=trials bash scripts/gpu_stages.sh, from the repository root with the project installed
+# (pip install -e ".[cuda,figures,pipeline,peers]" pytest-timeout). A host without network brings those as a
+# wheelhouse in .whl/, which the script installs from; a copy of the tree without git metadata states its
+# commit: ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout > /dev/null 2>&1 \
-    || echo "wheel install failed"
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout \
+        > /dev/null 2>&1 || echo "wheel install from .whl failed"
+fi
 DATASET=data/papers100M-like
 
 # Rounds 1..N of a study (N: $2, at most the study's rounds; scripts/round_targets.py), each round's records
