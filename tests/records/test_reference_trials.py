@@ -121,3 +121,12 @@ def test_the_baselines_section_points_at_the_default_mode_numbers():
     baselines = (REPO / "docs" / "results.md").read_text().split("## The baselines", 1)[1].split("\n## ", 1)[0]
     compiled = SUMMARY.loc["torch-compile", "step_ms_median"]
     assert f"it is the default mode now: {compiled:.2f} ms at B=1024 in" in " ".join(baselines.split())
+
+
+def test_the_readme_says_which_torch_compile_the_papers_records_ran():
+    readme = " ".join((REPO / "README.md").read_text().split())
+    papers = [json.loads(p.read_text()) for p in (REPO / "results/reference/h200/papers/runs").glob("*torch-compile*")]
+    # the reduce-overhead mode captured its one cudagraph-tree graph; the default mode (the trials) captures none
+    assert [r["metrics"]["cuda_graph_captures"] for r in papers] == [1]
+    assert all(r["metrics"]["cuda_graph_captures"] == 0 for r in _trials("torch-compile"))
+    assert "`torch-compile` in these records is the earlier `mode=\"reduce-overhead\"` configuration" in readme
