@@ -201,12 +201,13 @@ def _cmd_bench_ops(args: argparse.Namespace) -> None:
 
 
 def _cmd_variants(args: argparse.Namespace) -> None:
-    from .variants import all_variants, runnable_here
+    from .variants import runnable_here, study_variants
 
     rows = [
         {"name": name, "requires_cuda": cls.requires_cuda, "runnable_here": runnable_here(cls),
-         "experimental": cls.experimental, "description": cls.description}
-        for name, cls in sorted(all_variants(args.variant_module).items())
+         "experimental": cls.experimental, "models": None if cls.models is None else list(cls.models),
+         "description": cls.description}
+        for name, cls in sorted(study_variants(args.variant_module).items())
     ]
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -215,7 +216,8 @@ def _cmd_variants(args: argparse.Namespace) -> None:
         for r in rows:
             where = "runnable here" if r["runnable_here"] else "needs a CUDA GPU"
             tag = "experimental: " if r["experimental"] else ""
-            print(f"{r['name']:<{names}}{where:<18}{tag}{r['description']}")
+            only = "" if r["models"] is None else f" ({', '.join(r['models'])} only)"
+            print(f"{r['name']:<{names}}{where:<18}{tag}{r['description']}{only}")
 
 
 def _cmd_env(args: argparse.Namespace) -> None:
@@ -307,9 +309,10 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--hidden", type=POSITIVE_INT, default=256)
     o.set_defaults(func=_cmd_bench_ops)
 
-    v = sub.add_parser("variants", help="list registered execution variants")
+    v = sub.add_parser("variants", help="list the built-in execution variants and those of the modules named")
     v.add_argument("--json", action="store_true")
-    v.add_argument("--variant-module", action="append", default=[])
+    v.add_argument("--variant-module", action="append", default=[],
+                   help="a variant module (pkg.module or path/to/file.py) whose variants to list too; repeatable")
     v.set_defaults(func=_cmd_variants)
 
     e = sub.add_parser("env", help="print the environment a run record would store")

@@ -2,6 +2,7 @@
 `pyg` trains like `torch-eager` on the same samples (CPU here; on a GPU like host-mediated), `pyg-compile` like
 `pyg`; the peer is loaded like any baseline, plans only SAGE and refuses the rest in one line."""
 
+import json
 import sys
 
 import pytest
@@ -130,3 +131,16 @@ def test_pyg_trains_like_host_mediated_on_the_gpu(tiny_dataset_dir, variant):
     _, mediated, _ = run_steps(cuda, "host-mediated", "sage", 50)
     _, peer, _ = run_steps(cuda, variant, "sage", 50, ordered=False)
     assert ((peer - mediated).abs() / mediated).max() < 1e-4, (mediated[:5], peer[:5])
+
+
+def test_the_variants_listing_shows_the_peers_only_when_named_and_their_models(capsys):
+    from zerognn.cli import main
+
+    assert main(["variants"]) == 0
+    assert "pyg" not in capsys.readouterr().out.split()  # imported by this process, but not named
+    assert main(["variants", "--variant-module", MODULE, "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["pyg"]["models"] == ["sage"] and rows["torch-eager"]["models"] is None
+    assert main(["variants", "--variant-module", MODULE]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("pyg "))
+    assert line.endswith("(sage only)")
