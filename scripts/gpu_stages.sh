@@ -12,7 +12,9 @@
 #                 CONFIG=workflow/config/h200-peers.yaml), in whole rounds (whole_rounds below) up to round
 #                 TRIALS (default: all). A round of the trials study takes about 100 s (the first, with the
 #                 dataset, profiling and a cold compile, 130 s): ten rounds take three calls back to back on
-#                 the same machine, each the same command; rounds already recorded are kept as they are
+#                 the same machine, each the same command; rounds already recorded are kept as they are.
+#                 A machine released between calls takes the records with it: a study starts again on the
+#                 next (records carried to it would be re-made, which scripts/whole_rounds.py refuses)
 #   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target in whole rounds, one seed a round,
 #                 up to round ROUNDS (default: all six): the same command in calls back to back
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
@@ -36,40 +38,13 @@ if [ -d .whl ]; then
 fi
 DATASET=data/papers100M-like
 
-# Rounds 1..N of a study (N: $2, at most the study's rounds; scripts/round_targets.py), each round's records
-# made by a Snakemake invocation of their own, started only if the longest round so far would end within
-# ROUND_BUDGET (default 480) seconds of the stage's start (lower it when another stage runs first in the same
-# call: the call's limit counts from its own start), so a call never ends inside a round; rounds already
-# recorded are kept (--rerun-triggers params input code: the tree is copied again with new mtimes). Then the
-# summary of what is recorded. $1: the config file; the log goes to $3.
+# Rounds 1..N of a study (N: $2, 0 for all) in whole rounds within ROUND_BUDGET (default 480) seconds of the
+# stage's start (scripts/whole_rounds.py; lower it when another stage runs first in the same call: the call's
+# limit counts from its own start), then the summary of what is recorded. $1: the config file; the log goes to $3.
 whole_rounds() {
-    local config=$1 log=$3 start now took longest=0 round rc total targets target missing
-    total=$(python3 scripts/round_targets.py "$config" --count) || return 1
-    (( $2 < total )) && total=$2
-    start=$(date +%s)
-    for round in $(seq 1 "$total"); do
-        targets=$(python3 scripts/round_targets.py "$config" "$round") || return 1
-        missing=0
-        for target in $targets; do [ -f "$target" ] || missing=1; done
-        if (( missing == 0 )); then echo "round $round of $total: recorded already"; continue; fi
-        now=$(date +%s)
-        if (( now - start + longest > ${ROUND_BUDGET:-480} )); then
-            echo "stopped before round $round of $total: the longest round so far ($longest s) would not end" \
-                "within ${ROUND_BUDGET:-480} s of the stage's start; run the same stage again"
-            break
-        fi
-        # the targets first: --rerun-triggers takes every word after it
-        # shellcheck disable=SC2046  # one record path per word
-        timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake $targets \
-            --cores all --configfile "$config" --rerun-triggers params input code ${SNAKEMAKE_ARGS:-} >> "$log" 2>&1
-        rc=$?
-        took=$(( $(date +%s) - now ))
-        echo "round $round of $total: snakemake rc=$rc in $took s"
-        (( rc == 0 )) || break
-        (( took > longest )) && longest=$took
-    done
+    python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" --log "$3"
     zerognn summarize --runs results/runs --out results/summary.csv --markdown results/summary.md \
-        --figures results/figures.json >> "$log" 2>&1 || echo "summary failed (see $log)"
+        --figures results/figures.json >> "$3" 2>&1 || echo "summary failed (see $3)"
 }
 
 case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, tta, aftereffect, cost or tests}" in
@@ -126,7 +101,7 @@ interference)
     ;;
 trials)
     # whole rounds of the trials study (each round every variant once), as many as end within this call
-    whole_rounds "${CONFIG:-workflow/config/h200-trials.yaml}" "${TRIALS:-99}" "$OUT/snakemake-trials.log"
+    whole_rounds "${CONFIG:-workflow/config/h200-trials.yaml}" "${TRIALS:-0}" "$OUT/snakemake-trials.log"
     python3 - <<'PY'
 import glob, json
 for path in sorted(glob.glob("results/runs/*.json")):
@@ -139,7 +114,7 @@ PY
     ;;
 tta)
     # whole rounds of the study's seeds (round r: seed r - 1, every variant that trains it)
-    whole_rounds workflow/config/h200-tta.yaml "${ROUNDS:-99}" "$OUT/snakemake-tta.log"
+    whole_rounds workflow/config/h200-tta.yaml "${ROUNDS:-0}" "$OUT/snakemake-tta.log"
     python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'trials', 'targets_reached',
         'time_to_target_s', 'time_to_target_with_setup_s', 'epochs_to_target', 'final_val_acc_mean',
         'tta_speedup_vs_host_mediated']].to_string())" 2>/dev/null

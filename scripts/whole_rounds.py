@@ -1,0 +1,110 @@
+"""Record a study in whole rounds, as many as end within a time budget (scripts/gpu_stages.sh's trials and
+time-to-target stages).
+
+Round r of a study is every comparison group's r-th (seed, trial) pair, each variant once
+(scripts/round_targets.py). Each round is its own Snakemake invocation with that round's records as targets,
+started only if the longest round so far would end within ``--budget`` seconds of this script's start, so a
+GPU call never ends inside a round; rounds already on disk are skipped. First, one invocation builds what the
+runs read (datasets, the kernel manifest) and nothing else, so that no round's timing includes a build.
+
+Two things stop it with a one-line error rather than let a round pass unnoticed:
+
+- a round that would re-make records of another round. Snakemake re-makes a record whose inputs are newer
+  than it (a dataset rebuilt on a fresh machine, say) whatever ``--rerun-triggers`` says, and a record's
+  ``previous`` input is ``ancient``, which Snakemake 9 can then mis-schedule (it ran the re-made records and
+  left the round's own undone, with exit status 0). A study's rounds are made on one machine in calls back to
+  back; the dry run before each round says which records would be re-made, and why.
+- a round whose invocation ends without every one of its records.
+
+    python scripts/whole_rounds.py workflow/config/h200-trials.yaml --budget 480 --log /tmp/out/trials.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from round_targets import round_records
+
+TRIGGERS = ["--rerun-triggers", "params", "input", "code"]  # not mtime: every call copies the tree anew
+
+
+def snakemake(targets: list[str], config: str, log, *args: str, timeout: float | None = None
+              ) -> subprocess.CompletedProcess:
+    """One Snakemake invocation (the targets first: --rerun-triggers takes every word after it)."""
+    command = [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--configfile", config, *TRIGGERS, *args]
+    result = subprocess.run(command, text=True, capture_output=True, timeout=timeout)
+    log.write(result.stdout + result.stderr)
+    log.flush()
+    return result
+
+
+def planned_outputs(dry_run: str) -> dict[str, str]:
+    """The record each job of a dry run would make, with Snakemake's reason for it."""
+    jobs = re.findall(r"^\s+output: (\S+\.json)\s*$(?:.*\n)*?^\s+reason: (.*)$", dry_run, flags=re.M)
+    return dict(jobs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config")
+    parser.add_argument("--rounds", type=int, default=0, help="record rounds 1 to ROUNDS (default: all)")
+    parser.add_argument("--budget", type=float, default=480, help="seconds from the start within which every "
+                        "started round must end (default 480)")
+    parser.add_argument("--timeout", type=float, default=560, help="seconds one round's invocation may take")
+    parser.add_argument("--log", type=Path, required=True, help="Snakemake's output goes here (appended)")
+    args = parser.parse_args()
+
+    rounds = round_records(args.config)
+    if args.rounds:
+        rounds = rounds[:args.rounds]
+    start = time.monotonic()
+    longest = 0.0
+    with args.log.open("a") as log:
+        prepared = snakemake([p for r in rounds for p in r], args.config, log, "--omit-from", "run")
+        if prepared.returncode != 0:
+            print(f"building the study's datasets and kernels failed (Snakemake's output: {args.log})")
+            return 1
+        for number, targets in enumerate(rounds, 1):
+            label = f"round {number} of {len(rounds)}"
+            if all(Path(t).is_file() for t in targets):
+                print(f"{label}: recorded already")
+                continue
+            if time.monotonic() - start + longest > args.budget:
+                print(f"stopped before {label}: the longest round so far ({longest:.0f} s) would not end within "
+                      f"{args.budget:.0f} s of the start; run the same command again")
+                return 0
+            dry = snakemake(targets, args.config, log, "--dry-run")
+            others = {p: why for p, why in planned_outputs(dry.stdout + dry.stderr).items()
+                      if p not in targets and Path(p).is_file()}
+            if dry.returncode != 0 or others:
+                example = next(iter(others.items()), None)
+                print(f"stopped before {label}: " + (
+                    f"it would re-make {len(others)} records of other rounds ({example[0]}: {example[1]}); "
+                    "a study's rounds are made on one machine in calls back to back, from the first round "
+                    "(here: in a fresh results directory)" if others else f"its dry run failed (see {args.log})"))
+                return 1
+            began = time.monotonic()
+            try:
+                result = snakemake(targets, args.config, log, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                print(f"{label}: stopped after {args.timeout:.0f} s (--timeout); its records are incomplete")
+                return 1
+            took = time.monotonic() - began
+            missing = [t for t in targets if not Path(t).is_file()]
+            print(f"{label}: snakemake rc={result.returncode} in {took:.0f} s")
+            if result.returncode != 0 or missing:
+                if missing:
+                    print(f"{label} ended without {len(missing)} of its {len(targets)} records ({missing[0]}); "
+                          f"see {args.log}")
+                return 1
+            longest = max(longest, took)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
