@@ -42,7 +42,8 @@ DATASET=data/papers100M-like
 # stage's start (scripts/whole_rounds.py; lower it when another stage runs first in the same call: the call's
 # limit counts from its own start), then the summary of what is recorded. $1: the config file; the log goes to $3.
 whole_rounds() {
-    python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" --log "$3"
+    python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" \
+        --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3"
     zerognn summarize --runs results/runs --out results/summary.csv --markdown results/summary.md \
         --figures results/figures.json >> "$3" 2>&1 || echo "summary failed (see $3)"
 }

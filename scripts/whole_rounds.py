@@ -4,17 +4,18 @@ time-to-target stages).
 Round r of a study is every comparison group's r-th (seed, trial) pair, each variant once
 (scripts/round_targets.py). Each round is its own Snakemake invocation with that round's records as targets,
 started only if the longest round so far would end within ``--budget`` seconds of this script's start, so a
-GPU call never ends inside a round; rounds already on disk are skipped. First, one invocation builds what the
-runs read (datasets, the kernel manifest) and nothing else, so that no round's timing includes a build.
+GPU call never ends inside a round. First, one invocation builds what the runs read (datasets, the kernel
+manifest) and nothing else, so that no round's timing includes a build; then one dry run over every round
+says which records Snakemake would make: a round none of whose records it would make is recorded already
+(a record of the same id but other parameters, left by another study, is not).
 
-Two things stop it with a one-line error rather than let a round pass unnoticed:
+It stops with a one-line error rather than let a round pass unnoticed:
 
-- a round that would re-make records of another round. Snakemake re-makes a record whose inputs are newer
-  than it (a dataset rebuilt on a fresh machine, say) whatever ``--rerun-triggers`` says, and a record's
-  ``previous`` input is ``ancient``, which Snakemake 9 can then mis-schedule (it ran the re-made records and
-  left the round's own undone, with exit status 0). A study's rounds are made on one machine in calls back to
-  back; the dry run before each round says which records would be re-made, and why.
-- a round whose invocation ends without every one of its records.
+- where Snakemake would re-make a record because an input is newer than it (a dataset rebuilt on a fresh
+  machine, say), which it does whatever ``--rerun-triggers`` says; and a record's ``previous`` input is
+  ``ancient``, which Snakemake 9 then mis-schedules (it re-made such records and left the round's own
+  undone, with exit status 0). A study's rounds are made on one machine in calls back to back;
+- where a round's invocation ends without having made every record it was to make.
 
     python scripts/whole_rounds.py workflow/config/h200-trials.yaml --budget 480 --log /tmp/out/trials.log
 """
@@ -31,6 +32,7 @@ from pathlib import Path
 from round_targets import round_records
 
 TRIGGERS = ["--rerun-triggers", "params", "input", "code"]  # not mtime: every call copies the tree anew
+NEWER_INPUT = "Updated input files"  # Snakemake's reason for a record older than an input
 
 
 def snakemake(targets: list[str], config: str, log, *args: str, timeout: float | None = None
@@ -65,41 +67,42 @@ def main() -> int:
     start = time.monotonic()
     longest = 0.0
     with args.log.open("a") as log:
-        prepared = snakemake([p for r in rounds for p in r], args.config, log, "--omit-from", "run")
-        if prepared.returncode != 0:
+        every = [p for r in rounds for p in r]
+        if snakemake(every, args.config, log, "--omit-from", "run").returncode != 0:
             print(f"building the study's datasets and kernels failed (Snakemake's output: {args.log})")
+            return 1
+        dry = snakemake(every, args.config, log, "--dry-run")
+        planned = planned_outputs(dry.stdout + dry.stderr)
+        stale = {p: why for p, why in planned.items() if why.startswith(NEWER_INPUT) and Path(p).is_file()}
+        if dry.returncode != 0 or stale:
+            example = next(iter(stale.items()), None)
+            print("stopped before the first round: " + (
+                f"Snakemake would re-make {len(stale)} records already made ({example[0]}: {example[1]}); a "
+                "study's rounds are made on one machine in calls back to back, from the first round (here: in a "
+                "fresh results directory)" if stale else f"its dry run failed (see {args.log})"))
             return 1
         for number, targets in enumerate(rounds, 1):
             label = f"round {number} of {len(rounds)}"
-            if all(Path(t).is_file() for t in targets):
+            to_make = [t for t in targets if t in planned]
+            if not to_make:
                 print(f"{label}: recorded already")
                 continue
             if time.monotonic() - start + longest > args.budget:
                 print(f"stopped before {label}: the longest round so far ({longest:.0f} s) would not end within "
                       f"{args.budget:.0f} s of the start; run the same command again")
                 return 0
-            dry = snakemake(targets, args.config, log, "--dry-run")
-            others = {p: why for p, why in planned_outputs(dry.stdout + dry.stderr).items()
-                      if p not in targets and Path(p).is_file()}
-            if dry.returncode != 0 or others:
-                example = next(iter(others.items()), None)
-                print(f"stopped before {label}: " + (
-                    f"it would re-make {len(others)} records of other rounds ({example[0]}: {example[1]}); "
-                    "a study's rounds are made on one machine in calls back to back, from the first round "
-                    "(here: in a fresh results directory)" if others else f"its dry run failed (see {args.log})"))
-                return 1
-            began = time.monotonic()
+            began, wall = time.monotonic(), time.time()
             try:
                 result = snakemake(targets, args.config, log, timeout=args.timeout)
             except subprocess.TimeoutExpired:
                 print(f"{label}: stopped after {args.timeout:.0f} s (--timeout); its records are incomplete")
                 return 1
             took = time.monotonic() - began
-            missing = [t for t in targets if not Path(t).is_file()]
             print(f"{label}: snakemake rc={result.returncode} in {took:.0f} s")
-            if result.returncode != 0 or missing:
-                if missing:
-                    print(f"{label} ended without {len(missing)} of its {len(targets)} records ({missing[0]}); "
+            unmade = [t for t in to_make if not Path(t).is_file() or Path(t).stat().st_mtime < wall]
+            if result.returncode != 0 or unmade:
+                if unmade:
+                    print(f"{label} ended without making {len(unmade)} of its {len(to_make)} records ({unmade[0]}); "
                           f"see {args.log}")
                 return 1
             longest = max(longest, took)

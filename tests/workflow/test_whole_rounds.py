@@ -3,6 +3,7 @@ records (what a fresh machine, with its dataset rebuilt after the records were m
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -53,9 +54,23 @@ def test_whole_rounds_within_the_budget_and_a_rebuilt_dataset_stops_before_a_rou
     second = whole_rounds(cwd)
     lines = second.stdout.splitlines()
     assert second.returncode == 1, second.stdout + second.stderr
-    assert lines[0] == "round 1 of 2: recorded already"
-    assert lines[1].startswith("stopped before round 2 of 2: it would re-make 2 records of other rounds (")
-    assert "Updated input files: data/tiny" in lines[1]
+    assert len(lines) == 1 and lines[0].startswith(
+        "stopped before the first round: Snakemake would re-make 2 records already made (")
+    assert "Updated input files: data/tiny" in lines[0]
     assert records(cwd) == made  # neither re-made nor a second round begun
     assert (cwd / "data/tiny").is_dir()  # built by the first invocation, outside every round
+
+
+def test_a_record_of_the_same_id_made_with_other_parameters_is_not_recorded_already(tmp_path):
+    """Another study's record under the same run id (the time-to-target study's seed 0 is the trials study's
+    first trial) is made again in its round, not counted as the round's."""
+    cwd = workflow_copy(tmp_path)
+    write_config(cwd / "study.yaml", **STUDY)
+    assert whole_rounds(cwd, "--rounds", "1").returncode == 0
+    write_config(cwd / "study.yaml", **(STUDY | {"measure_steps": 3}))
+    again = whole_rounds(cwd, "--rounds", "1")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.startswith("round 1 of 1: snakemake rc=0 in ")
+    steps = {json.loads(b)["config"]["measure_steps"] for b in records(cwd).values()}
+    assert steps == {3}
 
