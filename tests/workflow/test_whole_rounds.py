@@ -1,5 +1,6 @@
-"""scripts/whole_rounds.py: a study recorded in whole rounds, which stops rather than re-make an earlier round's
-records (what a fresh machine, with its dataset rebuilt after the records were made, would otherwise do)."""
+"""scripts/whole_rounds.py: a study recorded in whole rounds, which re-makes another study's record of the same id
+and stops rather than re-make an earlier round's records (what a fresh machine, with its dataset rebuilt after
+the records were made, would otherwise do)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def records(cwd: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((cwd / "results/runs").glob("*.json"))}
 
 
-def test_whole_rounds_within_the_budget_and_a_rebuilt_dataset_stops_before_a_round_re_made(tmp_path):
+def test_whole_rounds_within_the_budget_other_studies_records_and_a_rebuilt_dataset(tmp_path):
     cwd = workflow_copy(tmp_path)
     write_config(cwd / "study.yaml", **STUDY)
 
@@ -48,6 +49,15 @@ def test_whole_rounds_within_the_budget_and_a_rebuilt_dataset_stops_before_a_rou
         "run the same command again"]
     assert records(cwd) == made
 
+    # another study's record under the same run id (the time-to-target study's seed 0 is the trials study's
+    # first trial): made again in its round, not counted as the round's
+    write_config(cwd / "study.yaml", **(STUDY | {"measure_steps": 3}))
+    again = whole_rounds(cwd, "--rounds", "1")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.startswith("round 1 of 1: snakemake rc=0 in ")
+    made = records(cwd)
+    assert {json.loads(b)["config"]["measure_steps"] for b in made.values()} == {3}
+
     # a fresh machine: no Snakemake metadata, and the dataset built again, after the records
     shutil.rmtree(cwd / ".snakemake")
     shutil.rmtree(cwd / "data/tiny")
@@ -59,18 +69,3 @@ def test_whole_rounds_within_the_budget_and_a_rebuilt_dataset_stops_before_a_rou
     assert "Updated input files: data/tiny" in lines[0]
     assert records(cwd) == made  # neither re-made nor a second round begun
     assert (cwd / "data/tiny").is_dir()  # built by the first invocation, outside every round
-
-
-def test_a_record_of_the_same_id_made_with_other_parameters_is_not_recorded_already(tmp_path):
-    """Another study's record under the same run id (the time-to-target study's seed 0 is the trials study's
-    first trial) is made again in its round, not counted as the round's."""
-    cwd = workflow_copy(tmp_path)
-    write_config(cwd / "study.yaml", **STUDY)
-    assert whole_rounds(cwd, "--rounds", "1").returncode == 0
-    write_config(cwd / "study.yaml", **(STUDY | {"measure_steps": 3}))
-    again = whole_rounds(cwd, "--rounds", "1")
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert again.stdout.startswith("round 1 of 1: snakemake rc=0 in ")
-    steps = {json.loads(b)["config"]["measure_steps"] for b in records(cwd).values()}
-    assert steps == {3}
-
