@@ -1,4 +1,4 @@
-"""The run records of one round of a study, so that a GPU call can record whole rounds (scripts/gpu_stages.sh).
+"""The run records of one round of a study, so that a GPU call can record whole rounds (scripts/whole_rounds.py).
 
 A study runs each comparison group's trials and seeds in rounds (``zerognn.workflow.plan.trial_order``): round r
 is every group's r-th (seed, trial) pair, each variant once. This prints the records of round ROUND, one path per

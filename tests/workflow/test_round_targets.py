@@ -1,4 +1,4 @@
-"""scripts/round_targets.py: the records of one round of a study, which a GPU call makes whole (gpu_stages.sh)."""
+"""scripts/round_targets.py: the records of one round of a study, which a GPU call makes whole (whole_rounds.py)."""
 
 import subprocess
 import sys
