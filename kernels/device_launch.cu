@@ -89,10 +89,10 @@ extern "C" __global__ void dl_sage_concat_forward(
 }
 
 extern "C" __global__ void dl_sage_concat_backward(
-    const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
-    float* out, i64* overflow, int threads) {
+    const float* grad_out, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity,
+    int fanout, const float* relu_out, float* grad_x, i64* overflow, int threads) {
     ZG_TAIL(sage_concat_backward, zg_min(*n_dst, capacity) * 2 * width, threads)(
-        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+        grad_out, width, nbr_local, counts, n_dst, capacity, fanout, relu_out, grad_x, overflow);
 }
 
 extern "C" __global__ void dl_gcn_aggregate_forward(
@@ -103,10 +103,10 @@ extern "C" __global__ void dl_gcn_aggregate_forward(
 }
 
 extern "C" __global__ void dl_gcn_aggregate_backward(
-    const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
-    float* out, i64* overflow, int threads) {
+    const float* grad_out, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity,
+    int fanout, const float* relu_out, float* grad_x, i64* overflow, int threads) {
     ZG_TAIL(gcn_aggregate_backward, zg_min(*n_dst, capacity) * width, threads)(
-        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+        grad_out, width, nbr_local, counts, n_dst, capacity, fanout, relu_out, grad_x, overflow);
 }
 
 extern "C" __global__ void dl_gat_attention_forward(
@@ -153,16 +153,18 @@ extern "C" __global__ void dl_ell_transpose_order(
 
 extern "C" __global__ void dl_sage_concat_backward_transposed(
     const float* grad_out, i64 width, const int* counts, const int* n_dst, int capacity, int fanout, const int* ends,
-    const int* degree, const int* order, int num_src, float* grad_x, i64* overflow, int threads) {
+    const int* degree, const int* order, int num_src, const float* relu_out, float* grad_x, i64* overflow,
+    int threads) {
     ZG_TAIL(sage_concat_backward_transposed, (i64)num_src * zg_vec_width(width), threads)(
-        grad_out, width, counts, n_dst, capacity, fanout, ends, degree, order, num_src, grad_x, overflow);
+        grad_out, width, counts, n_dst, capacity, fanout, ends, degree, order, num_src, relu_out, grad_x, overflow);
 }
 
 extern "C" __global__ void dl_gcn_aggregate_backward_transposed(
     const float* grad_out, i64 width, const int* counts, const int* n_dst, int capacity, int fanout, const int* ends,
-    const int* degree, const int* order, int num_src, float* grad_x, i64* overflow, int threads) {
+    const int* degree, const int* order, int num_src, const float* relu_out, float* grad_x, i64* overflow,
+    int threads) {
     ZG_TAIL(gcn_aggregate_backward_transposed, (i64)num_src * zg_vec_width(width), threads)(
-        grad_out, width, counts, n_dst, capacity, fanout, ends, degree, order, num_src, grad_x, overflow);
+        grad_out, width, counts, n_dst, capacity, fanout, ends, degree, order, num_src, relu_out, grad_x, overflow);
 }
 
 extern "C" __global__ void dl_gat_attention_backward_transposed(

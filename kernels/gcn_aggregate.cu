@@ -1,5 +1,9 @@
 // GCN aggregation over an ELL block with the self loop: out[p] = (x[p] + sum of x[nbr]) / (counts[p] + 1),
 // and its gradient with respect to x (destination p is also row p of x: frontiers are prefixes).
+//
+// Both backwards take relu_out: x itself where x is a ReLU's output (null otherwise), so that the
+// gradient they write is already the ReLU input's (zg_relu_grad). Every use of x is here, the self loop
+// included, so the mask covers every path by which the gradient reaches x.
 #include "zerognn_common.cuh"
 
 extern "C" __global__ void gcn_aggregate_forward(
@@ -26,26 +30,30 @@ extern "C" __global__ void gcn_aggregate_forward(
     }
 }
 
-// The scatter backward: grad_x must be zeroed by the caller; shared rows accumulate atomically.
+// The scatter backward: grad_x must be zeroed by the caller; shared rows accumulate atomically. Elements
+// the ReLU mask blocks are never added to, so they keep the caller's zero.
 extern "C" __global__ void gcn_aggregate_backward(
     const float* __restrict__ grad_out, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
-    const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ grad_x, i64* overflow) {
+    const int* __restrict__ n_dst, int capacity, int fanout, const float* __restrict__ relu_out,
+    float* __restrict__ grad_x, i64* overflow) {
     const i64 total = zg_clamp_live(*n_dst, capacity, overflow) * width;
     ZG_GRID_STRIDE(i, total) {
         const i64 p = i / width, c = i - p * width;
         const int cnt = counts[p];
         const float g = grad_out[i] / (float)(cnt + 1);
-        atomicAdd(&grad_x[i], g);
-        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, g);
+        if (!zg_relu_blocks(relu_out, i)) atomicAdd(&grad_x[i], g);
+        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, g, relu_out);
     }
 }
 
 // The deterministic backward: every row of grad_x (num_src rows) pulls its self-loop share, then its
-// readers' shares in slot order, through the block's transpose (ell_transpose.cu).
+// readers' shares in slot order, through the block's transpose (ell_transpose.cu); the ReLU mask applies
+// to the finished sum, as threshold_backward after it would.
 extern "C" __global__ void gcn_aggregate_backward_transposed(
     const float* __restrict__ grad_out, i64 width, const int* __restrict__ counts, const int* __restrict__ n_dst,
     int capacity, int fanout, const int* __restrict__ ends, const int* __restrict__ degree,
-    const int* __restrict__ order, int num_src, float* __restrict__ grad_x, i64* overflow) {
+    const int* __restrict__ order, int num_src, const float* __restrict__ relu_out, float* __restrict__ grad_x,
+    i64* overflow) {
     const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
     if ((width & 3) == 0) {
         const i64 q = width >> 2;
@@ -54,13 +62,17 @@ extern "C" __global__ void gcn_aggregate_backward_transposed(
         ZG_GRID_STRIDE(i, (i64)num_src * q) {
             const i64 s = i / q, c = i - s * q;
             const float4 self = s < live ? zg_div4(g4[i], (float)(counts[s] + 1)) : make_float4(0.f, 0.f, 0.f, 0.f);
-            grad_x4[i] = zg_transposed_sum4(self, g4, q, counts, 1, fanout, order, ends[s] - degree[s], ends[s], c);
+            grad_x4[i] = zg_relu_grad4(
+                zg_transposed_sum4(self, g4, q, counts, 1, fanout, order, ends[s] - degree[s], ends[s], c), relu_out,
+                i);
         }
         return;
     }
     ZG_GRID_STRIDE(i, (i64)num_src * width) {
         const i64 s = i / width, c = i - s * width;
         const float self = s < live ? grad_out[i] / (float)(counts[s] + 1) : 0.f;
-        grad_x[i] = zg_transposed_sum(self, grad_out, width, counts, 1, fanout, order, ends[s] - degree[s], ends[s], c);
+        grad_x[i] = zg_relu_grad(
+            zg_transposed_sum(self, grad_out, width, counts, 1, fanout, order, ends[s] - degree[s], ends[s], c),
+            relu_out, i);
     }
 }

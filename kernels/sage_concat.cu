@@ -2,6 +2,10 @@
 // i < counts[p] (zeros where counts[p] == 0) | x[p]] (frontiers are prefixes, so destination p is row p of
 // x), and its gradient with respect to x. One kernel each way: the self half needs no copy kernel, and
 // the layer's two linears become one GEMM over [aggregate | self] with K = 2 * width.
+//
+// Both backwards take relu_out: x itself where x is a ReLU's output (null otherwise), so that the
+// gradient they write is already the ReLU input's (zg_relu_grad). Every use of x is here, the self half
+// included, so the mask covers every path by which the gradient reaches x.
 #include "zerognn_common.cuh"
 
 extern "C" __global__ void sage_concat_forward(
@@ -34,27 +38,35 @@ extern "C" __global__ void sage_concat_forward(
 }
 
 // The scatter backward: grad_x must be zeroed by the caller; rows shared by several destinations (and by a
-// destination's own self half) accumulate atomically, in whatever order the threads arrive.
+// destination's own self half) accumulate atomically, in whatever order the threads arrive. Elements the
+// ReLU mask blocks are never added to, so they keep the caller's zero.
 extern "C" __global__ void sage_concat_backward(
     const float* __restrict__ grad_out, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
-    const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ grad_x, i64* overflow) {
+    const int* __restrict__ n_dst, int capacity, int fanout, const float* __restrict__ relu_out,
+    float* __restrict__ grad_x, i64* overflow) {
     const i64 out_width = 2 * width;
     const i64 total = zg_clamp_live(*n_dst, capacity, overflow) * out_width;
     ZG_GRID_STRIDE(i, total) {
         const i64 p = i / out_width, c = i - p * out_width;
-        if (c >= width) { atomicAdd(&grad_x[p * width + (c - width)], grad_out[i]); continue; }
+        if (c >= width) {
+            const i64 j = p * width + (c - width);
+            if (!zg_relu_blocks(relu_out, j)) atomicAdd(&grad_x[j], grad_out[i]);
+            continue;
+        }
         const int cnt = counts[p];
         if (cnt == 0) continue;
-        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, grad_out[i] / (float)cnt);
+        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, grad_out[i] / (float)cnt, relu_out);
     }
 }
 
 // The deterministic backward: every row of grad_x (num_src rows, none left unwritten) pulls its self half,
-// then its readers' shares in slot order, through the block's transpose (ell_transpose.cu).
+// then its readers' shares in slot order, through the block's transpose (ell_transpose.cu); the ReLU mask
+// applies to the finished sum, as threshold_backward after it would.
 extern "C" __global__ void sage_concat_backward_transposed(
     const float* __restrict__ grad_out, i64 width, const int* __restrict__ counts, const int* __restrict__ n_dst,
     int capacity, int fanout, const int* __restrict__ ends, const int* __restrict__ degree,
-    const int* __restrict__ order, int num_src, float* __restrict__ grad_x, i64* overflow) {
+    const int* __restrict__ order, int num_src, const float* __restrict__ relu_out, float* __restrict__ grad_x,
+    i64* overflow) {
     const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
     if ((width & 3) == 0) {
         const i64 q = width >> 2;
@@ -63,14 +75,17 @@ extern "C" __global__ void sage_concat_backward_transposed(
         ZG_GRID_STRIDE(i, (i64)num_src * q) {
             const i64 s = i / q, c = i - s * q;
             const float4 self = s < live ? g4[s * 2 * q + q + c] : make_float4(0.f, 0.f, 0.f, 0.f);
-            grad_x4[i] = zg_transposed_sum4(self, g4, 2 * q, counts, 0, fanout, order, ends[s] - degree[s], ends[s], c);
+            grad_x4[i] = zg_relu_grad4(
+                zg_transposed_sum4(self, g4, 2 * q, counts, 0, fanout, order, ends[s] - degree[s], ends[s], c),
+                relu_out, i);
         }
         return;
     }
     ZG_GRID_STRIDE(i, (i64)num_src * width) {
         const i64 s = i / width, c = i - s * width;
         const float self = s < live ? grad_out[s * 2 * width + width + c] : 0.f;
-        grad_x[i] = zg_transposed_sum(self, grad_out, 2 * width, counts, 0, fanout, order, ends[s] - degree[s],
-                                      ends[s], c);
+        grad_x[i] = zg_relu_grad(zg_transposed_sum(self, grad_out, 2 * width, counts, 0, fanout, order,
+                                                   ends[s] - degree[s], ends[s], c),
+                                 relu_out, i);
     }
 }

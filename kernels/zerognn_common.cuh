@@ -79,9 +79,35 @@ __device__ __forceinline__ float4 zg_ell_row_sum4(const float4* x, i64 q, const 
     return acc;
 }
 
-// Add g to column c of every sampled neighbour's row of grad_x (the transpose of zg_ell_row_sum).
-__device__ __forceinline__ void zg_ell_row_scatter(float* grad_x, i64 width, const int* row, int cnt, i64 c, float g) {
-    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) atomicAdd(&grad_x[(i64)row[k] * width + c], g);
+// The ReLU's backward folded into the backward of an aggregation whose input x is a ReLU's output: element
+// i of x's gradient is g where relu_out[i] (that output, x itself) is positive and 0 elsewhere, exactly
+// what PyTorch's threshold_backward(g, relu_out, 0) would give afterwards (relu_out <= 0 ? 0 : g), without
+// a kernel that reads and writes the whole gradient again. A null relu_out (an input that is no ReLU's
+// output) leaves g as it is. The mask is per element of x, so it commutes with the sums that form g.
+__device__ __forceinline__ bool zg_relu_blocks(const float* relu_out, i64 i) {
+    return relu_out != nullptr && relu_out[i] <= 0.f;
+}
+
+__device__ __forceinline__ float zg_relu_grad(float g, const float* relu_out, i64 i) {
+    return zg_relu_blocks(relu_out, i) ? 0.f : g;
+}
+
+// zg_relu_grad over float4 column group i (relu_out read as float4s, like the gradient).
+__device__ __forceinline__ float4 zg_relu_grad4(float4 g, const float* relu_out, i64 i) {
+    if (relu_out == nullptr) return g;
+    const float4 r = reinterpret_cast<const float4*>(relu_out)[i];
+    return make_float4(r.x <= 0.f ? 0.f : g.x, r.y <= 0.f ? 0.f : g.y, r.z <= 0.f ? 0.f : g.z, r.w <= 0.f ? 0.f : g.w);
+}
+
+// Add g to column c of every sampled neighbour's row of grad_x (the transpose of zg_ell_row_sum); an
+// element the ReLU mask blocks (zg_relu_blocks) keeps the zero the caller wrote.
+__device__ __forceinline__ void zg_ell_row_scatter(float* grad_x, i64 width, const int* row, int cnt, i64 c, float g,
+                                                   const float* relu_out) {
+    for (int k = 0; k < cnt; ++k) {
+        if (row[k] < 0) continue;
+        const i64 j = (i64)row[k] * width + c;
+        if (!zg_relu_blocks(relu_out, j)) atomicAdd(&grad_x[j], g);
+    }
 }
 
 // The transpose of zg_ell_row_sum, deterministically: acc plus column c of the destination rows of g

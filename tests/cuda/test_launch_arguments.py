@@ -2,6 +2,8 @@
 of arguments, tensor dtypes and scalar widths, and every launch site in the package passes what its
 kernel declares (the kernels do not run here; their arguments are only checked)."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -12,6 +14,7 @@ from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.build import operators
 from zerognn.cuda.launch import device_launched, kernel_arguments, signature
+from zerognn.determinism import deterministic
 from zerognn.errors import ZeroGNNError
 from zerognn.fixed_launch import device_loop, step_control
 
@@ -87,12 +90,16 @@ def _exercise_every_launch_site(step_control_too: bool = True):
     sampling.gather_labels(torch.zeros(200, dtype=torch.int64), frontier, n, overflow)
     block = EllBlock(4, 10, 3, torch.zeros(12, dtype=torch.int32), torch.zeros(4, dtype=torch.int32),
                      torch.tensor([4], dtype=torch.int32), overflow)
-    for op in (CUDA_OPS.sage, CUDA_OPS.gcn):
-        x = torch.zeros(10, 8, requires_grad=True)
-        op(x, block).sum().backward()
-    z = torch.zeros(10, 2, 4, requires_grad=True)
-    scores = torch.zeros(10, 2, requires_grad=True), torch.zeros(4, 2, requires_grad=True)
-    CUDA_OPS.gat(z, *scores, block, 0.2).sum().backward()
+    # both backward forms (scatter, and pulling through the transpose), each without and with the ReLU fold
+    for ordered in (False, True):
+        with deterministic(ordered):
+            for op in (CUDA_OPS.sage, CUDA_OPS.gcn):
+                for relu_input in (False, True):
+                    x = torch.zeros(10, 8, requires_grad=True)
+                    op(x, block, relu_input=relu_input).sum().backward()
+            z = torch.zeros(10, 2, 4, requires_grad=True)
+            scores = torch.zeros(10, 2, requires_grad=True), torch.zeros(4, 2, requires_grad=True)
+            CUDA_OPS.gat(z, *scores, block, 0.2).sum().backward()
     if not step_control_too:  # zerognn's own control and loop: never device-launched
         return
     control = step_control.StepControl(torch.device("cpu"), 100, 10, 8, 2, 3, 0)
@@ -104,12 +111,11 @@ def _exercise_every_launch_site(step_control_too: bool = True):
     device_loop.launch_loop_continue(np.uint64(7), control.state, bounds, stamps)
 
 
-def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
-    """The real launch() on the CPU, up to cuda-core's launch: host-launched, then through the
-    device-side parents (dynamic parallelism) for the kernels that have one."""
-    launched = []
+def _shim_launches(monkeypatch, launched: list) -> None:
+    """The real launch() on the CPU, up to cuda-core's launch; ``launched`` gets (kernel, its arguments)."""
     monkeypatch.setattr(launch_module, "kernel_arguments",
-                        lambda name, args: launched.append(name) or kernel_arguments(name, args, on_device=False))
+                        lambda name, args: launched.append((name, args)) or kernel_arguments(name, args,
+                                                                                              on_device=False))
     monkeypatch.setattr(launch_module, "_max_blocks", lambda device: 1024)
     monkeypatch.setattr(launch_module, "kernel", lambda name, device: None)
     monkeypatch.setattr(launch_module, "cuda_launch", lambda *args: None)
@@ -119,14 +125,61 @@ def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_stream", lambda *args: _Shim)
     monkeypatch.setattr(step_control, "torch", _TorchWithoutPinning())
 
+
+def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
+    """Host-launched, then through the device-side parents (dynamic parallelism) for the kernels that
+    have one."""
+    launched = []
+    _shim_launches(monkeypatch, launched)
+
     _exercise_every_launch_site()
     host = {
         "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes",
         "relabel_neighbors", "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward",
         "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward",
+        "ell_transpose_count", "ell_transpose_place", "ell_transpose_order", "sage_concat_backward_transposed",
+        "gcn_aggregate_backward_transposed", "gat_attention_backward_transposed",
         "step_begin", "step_end", "loop_begin", "loop_continue"}
-    assert set(launched) == host
+    assert {name for name, _ in launched} == host
     launched.clear()
     with device_launched():
         _exercise_every_launch_site(step_control_too=False)
-    assert set(launched) == {f"dl_{name}" for name in host - {"step_begin", "step_end", "loop_begin", "loop_continue"}}
+    assert {name for name, _ in launched} == {
+        f"dl_{name}" for name in host - {"step_begin", "step_end", "loop_begin", "loop_continue"}}
+
+
+@pytest.mark.parametrize("device_side", [False, True])
+@pytest.mark.parametrize("ordered", [False, True])
+@pytest.mark.parametrize("op", ["sage", "gcn"])
+def test_the_relu_fold_passes_the_forward_input_as_relu_out(monkeypatch, op, ordered, device_side):
+    """``relu_input=True`` hands every form of the backward (scatter, transposed, their device-side
+    parents) the forward's own x as ``relu_out``; without it the pointer is null."""
+    launched = []
+    _shim_launches(monkeypatch, launched)
+    block = EllBlock(4, 10, 3, torch.zeros(12, dtype=torch.int32), torch.zeros(4, dtype=torch.int32),
+                     torch.tensor([4], dtype=torch.int32), sampling.new_overflow("cpu"))
+    kernel = {"sage": "sage_concat", "gcn": "gcn_aggregate"}[op]
+    kernel = f"{'dl_' if device_side else ''}{kernel}_backward{'_transposed' if ordered else ''}"
+    for relu_input in (False, True):
+        launched.clear()
+        x = torch.randn(10, 8).relu().requires_grad_(True)
+        with deterministic(ordered), (device_launched() if device_side else contextlib.nullcontext()):
+            getattr(CUDA_OPS, op)(x, block, relu_input=relu_input).sum().backward()
+        (args,) = [args for name, args in launched if name == kernel]
+        params = [p.name for p in signature(kernel)]
+        relu_out = args[params.index("relu_out")]
+        if relu_input:
+            assert isinstance(relu_out, torch.Tensor) and relu_out.data_ptr() == x.data_ptr()
+        else:
+            assert relu_out is None
+        assert kernel_arguments(kernel, args, on_device=False)[params.index("relu_out")] == (
+            x.data_ptr() if relu_input else 0)
+
+
+def test_every_form_of_the_sage_and_gcn_backwards_takes_relu_out():
+    assert CUDA_OPS.folds_relu_backward is True
+    for name in ("sage_concat_backward", "gcn_aggregate_backward", "sage_concat_backward_transposed",
+                 "gcn_aggregate_backward_transposed"):
+        for kernel in (name, f"dl_{name}"):
+            params = {p.name: p for p in signature(kernel)}
+            assert params["relu_out"].ctype == "float" and params["relu_out"].pointer, kernel

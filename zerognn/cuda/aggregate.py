@@ -11,6 +11,14 @@ into shared source rows with float ``atomicAdd``, so the order of the additions,
 gradient, change from run to run; the deterministic form builds the block's transpose
 (``kernels/ell_transpose.cu``) and every source row pulls its readers' shares in slot order, so the same
 block gives the same bits in every run and every variant.
+
+The ReLU's backward is folded into the aggregation's (``folds_relu_backward``): called with
+``relu_input=True`` (x is a ReLU's output, and this aggregation is its only reader), both forms of the
+backward take x as ``relu_out`` and write the gradient already masked where x is not positive, which is
+what the ReLU's own backward (PyTorch's ``threshold_backward``) would have done afterwards as one more
+kernel per layer; the model's ReLU then passes its gradient through (``zerognn.models.dense.linear``'s
+``relu_backward_downstream``). The saved x is the ReLU's output the dense layer would otherwise have
+saved, so the step keeps no more memory.
 """
 
 from __future__ import annotations
@@ -61,41 +69,51 @@ def transpose(block: EllBlock) -> EllTranspose:
     return EllTranspose(ends, degree, order)
 
 
-def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: int, out_width: int) -> torch.Tensor:
+def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: int, out_width: int,
+             relu_out: torch.Tensor | None = None) -> torch.Tensor:
     """Launch a row kernel over ``src`` into a new [rows, out_width] buffer (zeroed for a backward).
 
     ``width`` is the kernel's row width: that of the forward input x, in both directions. A forward
-    moves float4s where the width allows; a backward scatters single floats.
+    moves float4s where the width allows; a backward scatters single floats, masked by ``relu_out``
+    (the forward's x, when it is a ReLU's output; None passes a null pointer).
     """
     backward = name.endswith("backward")
     out = (torch.zeros if backward else torch.empty)((rows, out_width), dtype=torch.float32, device=src.device)
     items = block.num_dst * (src.shape[1] if backward else out_width // width * vector_width(width))
-    launch(name, grid_for(items), src.contiguous(), np.int64(width),
-           block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout), out,
-           block.overflow)
+    head = (src.contiguous(), np.int64(width), block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst),
+            np.int32(block.fanout))
+    launch(name, grid_for(items), *head, *((relu_out,) if backward else ()), out, block.overflow)
     return out
 
 
 class _RowAggregation(torch.autograd.Function):
     """An aggregation that is linear in x [num_src, width], row by row: ``<op>_forward`` and its transpose
-    ``<op>_backward``. ``widen`` is the ratio of output to input width (2 for SAGE's [aggregate | self])."""
+    ``<op>_backward``. ``widen`` is the ratio of output to input width (2 for SAGE's [aggregate | self]).
+    With ``relu_input`` the backward also applies the mask of the ReLU whose output x is (x > 0), so the
+    gradient it returns is that of the ReLU's input."""
 
     @staticmethod
-    def forward(ctx, x, block, op, widen):
+    def forward(ctx, x, block, op, widen, relu_input):
         ctx.block, ctx.num_src, ctx.op, ctx.width = block, x.shape[0], op, x.shape[1]
+        x = x.contiguous()
+        ctx.relu_input = relu_input
+        if relu_input:
+            ctx.save_for_backward(x)
         return _rowwise(f"{op}_forward", x, block, block.num_dst, x.shape[1], widen * x.shape[1])
 
     @staticmethod
     def backward(ctx, grad):
+        relu_out = ctx.saved_tensors[0] if ctx.relu_input else None
         if not determinism.enabled():
-            return _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src, ctx.width, ctx.width), None, None, None
+            grad_x = _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src, ctx.width, ctx.width, relu_out)
+            return grad_x, None, None, None, None
         block, width = ctx.block, ctx.width
         t = transpose(block)
         grad_x = torch.empty((ctx.num_src, width), dtype=torch.float32, device=grad.device)
         launch(f"{ctx.op}_backward_transposed", grid_for(ctx.num_src * vector_width(width)), grad.contiguous(),
                np.int64(width), block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout), t.ends,
-               t.degree, t.order, np.int32(ctx.num_src), grad_x, block.overflow)
-        return grad_x, None, None, None
+               t.degree, t.order, np.int32(ctx.num_src), relu_out, grad_x, block.overflow)
+        return grad_x, None, None, None, None
 
 
 GAT_THREADS = 128
@@ -144,13 +162,18 @@ class _GatAttention(torch.autograd.Function):
 
 
 class CudaOps:
-    """``AggregationOps`` over ``EllBlock``s, on our kernels."""
+    """``AggregationOps`` over ``EllBlock``s, on our kernels.
 
-    def sage(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
-        return _RowAggregation.apply(x, block, "sage_concat", 2)
+    ``folds_relu_backward``: ``sage`` and ``gcn`` called with ``relu_input=True`` mask their input's
+    gradient by the ReLU that made x, so the model's ReLU must not mask it again."""
 
-    def gcn(self, x: torch.Tensor, block: EllBlock) -> torch.Tensor:
-        return _RowAggregation.apply(x, block, "gcn_aggregate", 1)
+    folds_relu_backward = True
+
+    def sage(self, x: torch.Tensor, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
+        return _RowAggregation.apply(x, block, "sage_concat", 2, relu_input)
+
+    def gcn(self, x: torch.Tensor, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
+        return _RowAggregation.apply(x, block, "gcn_aggregate", 1, relu_input)
 
     def gat(self, z, score_src, score_dst, block: EllBlock, negative_slope: float) -> torch.Tensor:
         return _GatAttention.apply(z, score_src, score_dst, block, negative_slope)
