@@ -13,6 +13,11 @@ on how many rows of zeros a variant pads its batch with. cuBLAS gives the same b
 shapes; it picks a different kernel, and for some shapes a split of the sum, as the row count changes.
 ``add_bias`` is the bias alone, for layers whose GEMM has no epilogue (GAT's, after attention).
 
+``relu_backward_downstream``: the ReLU's output goes only to an aggregation that masks the gradient it
+returns by that output (the CUDA ops, ``folds_relu_backward``), so the backward takes the gradient as the
+ReLU input's and runs no ``threshold_backward`` of its own: one kernel fewer per hidden layer, the same
+gradient. Wrong for any other reader of the output, whose gradient would reach the GEMMs unmasked.
+
 At precision ``bfloat16`` (``zerognn.precision``) the layer casts its GEMM operands to bf16 and each result
 back to the stored dtype (fp32 accumulation inside the GEMM); the bias gradient stays an fp32 reduction.
 """
@@ -49,8 +54,9 @@ def _as(t: torch.Tensor | None, dtype: torch.dtype | None) -> torch.Tensor | Non
 
 class _Linear(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, relu: bool):
-        ctx.relu, ctx.has_bias, ctx.fixed = relu, bias is not None, fixed_order(x)
+    def forward(ctx, x, weight, bias, relu: bool, relu_backward_downstream: bool):
+        ctx.has_bias, ctx.fixed = bias is not None, fixed_order(x)
+        ctx.relu = relu and not relu_backward_downstream  # whether the backward applies the mask itself
         # bf16 GEMMs (zerognn.precision): operands cast here, results back to the stored dtype
         ctx.low, stored = None if ctx.fixed else precision.gemm_dtype(), x.dtype
         x, weight, low_bias = _as(x, ctx.low), _as(weight, ctx.low), _as(bias, ctx.low)
@@ -61,7 +67,7 @@ class _Linear(torch.autograd.Function):
         else:
             out = torch._addmm_activation(low_bias, x, weight.t()) if relu else torch.addmm(low_bias, x, weight.t())
         out = _as(out, stored if ctx.low is not None else None)
-        ctx.save_for_backward(x, weight, out if relu else None)
+        ctx.save_for_backward(x, weight, out if ctx.relu else None)
         return out
 
     @staticmethod
@@ -72,19 +78,23 @@ class _Linear(torch.autograd.Function):
         if ctx.fixed:
             grad_x = dense_gemm.input_grad(grad, weight) if ctx.needs_input_grad[0] else None
             grad_w, grad_b = dense_gemm.weight_and_bias_grad(grad, x, ctx.has_bias)
-            return grad_x, grad_w, grad_b, None
+            return grad_x, grad_w, grad_b, None, None
         low_grad = _as(grad, ctx.low)
         grad_x = low_grad @ weight if ctx.needs_input_grad[0] else None
         grad_b = torch.mv(grad.t(), _ones_vector(grad.shape[0], grad)) if ctx.has_bias else None
         grad_w = low_grad.t() @ x
         if ctx.low is not None:  # gradients in the parameters' and activations' own dtype
             grad_x, grad_w = _as(grad_x, grad.dtype), grad_w.to(grad.dtype)
-        return grad_x, grad_w, grad_b, None
+        return grad_x, grad_w, grad_b, None, None
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, relu: bool) -> torch.Tensor:
-    """``relu(x @ weight.T + bias)`` (or without the ReLU, or the bias) in one kernel forward."""
-    return _Linear.apply(x, weight, bias, relu)
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, relu: bool,
+           relu_backward_downstream: bool = False) -> torch.Tensor:
+    """``relu(x @ weight.T + bias)`` (or without the ReLU, or the bias) in one kernel forward.
+
+    ``relu_backward_downstream``: the output's one reader masks its gradient by the ReLU (an aggregation
+    called with ``relu_input=True`` on ops whose ``folds_relu_backward`` is true), so the backward does not."""
+    return _Linear.apply(x, weight, bias, relu, relu and relu_backward_downstream)
 
 
 class _AddBias(torch.autograd.Function):

@@ -19,7 +19,11 @@ class GCN(nn.Module):
 
     def forward(self, x: torch.Tensor, blocks: list, ops: AggregationOps) -> torch.Tensor:
         last = len(self.lins) - 1
+        # A hidden layer's ReLU output is read by the next layer's aggregation alone (its self loop too), so
+        # ops that fold the ReLU's backward into that aggregation's mask it there, not in the dense layer.
+        fold = getattr(ops, "folds_relu_backward", False)
         for i, (block, lin) in enumerate(zip(blocks, self.lins)):
             # Aggregating before the linear layer keeps the GEMM on num_dst rows, not num_src.
-            x = linear(ops.gcn(x, block), lin.weight, lin.bias, relu=i != last)
+            h = ops.gcn(x, block, relu_input=True) if fold and i > 0 else ops.gcn(x, block)
+            x = linear(h, lin.weight, lin.bias, relu=i != last, relu_backward_downstream=fold)
         return x

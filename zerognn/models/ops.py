@@ -4,6 +4,11 @@ A model never touches edge lists itself: it calls an ``AggregationOps`` object w
 hop). ``TorchOps`` is the PyTorch-ops implementation over the reference sampler's ``Hop``; the CUDA
 variants supply their own ops object (kernels reading live counts from device memory) with the same
 three methods, so every variant runs the same model code.
+
+An ops object whose ``folds_relu_backward`` is true masks, in ``sage`` and ``gcn`` called with
+``relu_input=True``, the gradient it returns for x by x > 0 (x being a ReLU's output), so the model's ReLU
+runs no backward kernel of its own; without the attribute (or with it false) the models never pass
+``relu_input`` and the ReLU's backward masks as usual.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ from ..sampling import Hop
 
 
 class AggregationOps(Protocol):
-    def sage(self, x: torch.Tensor, block) -> torch.Tensor:
+    folds_relu_backward: bool  # optional: whether sage/gcn take relu_input and mask x's gradient by x > 0
+
+    def sage(self, x: torch.Tensor, block, relu_input: bool = False) -> torch.Tensor:
         """[mean of sampled neighbours' rows of ``x`` (zeros where none) | the destination's own row]: [num_dst, 2F]."""
 
-    def gcn(self, x: torch.Tensor, block) -> torch.Tensor:
+    def gcn(self, x: torch.Tensor, block, relu_input: bool = False) -> torch.Tensor:
         """(x_dst + sum of neighbours) / (count + 1) per destination: [num_dst, F]."""
 
     def gat(self, z: torch.Tensor, score_src: torch.Tensor, score_dst: torch.Tensor, block,
@@ -29,7 +36,10 @@ class AggregationOps(Protocol):
 
 
 class TorchOps:
-    """Aggregations from PyTorch scatter ops, the way PyG/DGL-style code writes them."""
+    """Aggregations from PyTorch scatter ops, the way PyG/DGL-style code writes them. They fold no ReLU
+    backward: the models' ReLU keeps its own (``threshold_backward``), as PyTorch code would have it."""
+
+    folds_relu_backward = False
 
     @staticmethod
     def _sum_and_count(x: torch.Tensor, block: Hop) -> tuple[torch.Tensor, torch.Tensor]:
@@ -38,11 +48,12 @@ class TorchOps:
         count = torch.bincount(block.edge_dst, minlength=block.num_dst).to(x.dtype)
         return out, count.view((-1,) + (1,) * (x.dim() - 1))
 
-    def sage(self, x: torch.Tensor, block: Hop) -> torch.Tensor:
+    def sage(self, x: torch.Tensor, block: Hop, relu_input: bool = False) -> torch.Tensor:
+        # relu_input is only a hint here: nothing is folded, so the models never set it for these ops
         total, count = self._sum_and_count(x, block)
         return torch.cat([total / count.clamp(min=1), x[: block.num_dst]], dim=1)
 
-    def gcn(self, x: torch.Tensor, block: Hop) -> torch.Tensor:
+    def gcn(self, x: torch.Tensor, block: Hop, relu_input: bool = False) -> torch.Tensor:
         total, count = self._sum_and_count(x, block)
         return (total + x[: block.num_dst]) / (count + 1)
 
