@@ -23,10 +23,10 @@ zerognn dataset make products-like --out data/products-like > "$OUT/dataset.log"
 check_runs() {  # tree tag
     for batch in ${CHECK_BATCHES:-1024}; do
         for variant in ${CHECK_VARIANTS:-host-mediated zerognn zerognn-worstcase}; do
-            out="$ROOT/results/check/$2/$variant-b$batch"
+            out="$ROOT/results/check/$2/$variant-b$batch"  # the record is named after its run, in that directory
             (cd "$1" && PYTHONPATH="$1" timeout 150 python3 -m zerognn run --dataset products-like \
                 --dataset-dir "$ROOT/data/products-like" --variant "$variant" --batch-size "$batch" --fanouts 15,10,5 \
-                --out "$out.json" --trace "$out.trace.json.gz" 2>&1 | tail -1)
+                --out "$out/" --trace "$out.trace.json.gz" 2>&1 | tail -1)
             echo "-- kernels per step: $2 $variant B=$batch"
             python3 scripts/kernel_summary.py "$out.trace.json.gz" --steps 5 --top "${CHECK_TOP:-12}"
         done
@@ -36,9 +36,9 @@ check_runs() {  # tree tag
 check_runs "$ROOT" after
 python3 - <<'PY'
 import glob, json
-for path in sorted(glob.glob("results/check/*/*.json")):
+for path in sorted(glob.glob("results/check/*/*/*.json")):
     r = json.load(open(path)); m = r["metrics"]
-    print(f"{path.split('/')[-2]:<6} {r['config']['variant']:<18} B={r['config']['batch_size']:<5} {m['step_ms_median']:7.3f} ms"
+    print(f"{path.split('/')[-3]:<6} {r['config']['variant']:<18} B={r['config']['batch_size']:<5} {m['step_ms_median']:7.3f} ms"
           f"  exec {m['gpu_exec_fraction']:.3f}  busy {m['gpu_busy_ms_per_step']:.3f}  act {m.get('gpu_activities_per_step')}"
           f"  floor {m.get('floor_ms')}  peak {m['peak_mem_bytes'] / 2**20:7.1f} MiB  loss[-1] {r['losses'][-1]:.5f}")
 PY
