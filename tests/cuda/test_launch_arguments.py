@@ -15,6 +15,7 @@ from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.build import operators
 from zerognn.cuda.launch import device_launched, kernel_arguments, signature
 from zerognn.determinism import deterministic
+from zerognn.cuda.loss import cross_entropy
 from zerognn.errors import ZeroGNNError
 from zerognn.fixed_launch import device_loop, step_control
 
@@ -100,6 +101,9 @@ def _exercise_every_launch_site(step_control_too: bool = True):
             z = torch.zeros(10, 2, 4, requires_grad=True)
             scores = torch.zeros(10, 2, requires_grad=True), torch.zeros(4, 2, requires_grad=True)
             CUDA_OPS.gat(z, *scores, block, 0.2).sum().backward()
+            cross_entropy(torch.zeros(4, 3, requires_grad=True), torch.zeros(4, dtype=torch.int64), n,
+                          overflow).backward()
+            cross_entropy(torch.zeros(4, 3), torch.zeros(4, dtype=torch.int64))  # every row live, no gradient
     if not step_control_too:  # zerognn's own control and loop: never device-launched
         return
     control = step_control.StepControl(torch.device("cpu"), 100, 10, 8, 2, 3, 0)
@@ -139,13 +143,15 @@ def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
         "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward",
         "ell_transpose_count", "ell_transpose_place", "ell_transpose_order", "sage_concat_backward_transposed",
         "gcn_aggregate_backward_transposed", "gat_attention_backward_transposed",
-        "step_begin", "step_end", "loop_begin", "loop_continue"}
+        "step_begin", "step_end", "loop_begin", "loop_continue", "cross_entropy_forward_backward"}
     assert {name for name, _ in launched} == host
     launched.clear()
     with device_launched():
         _exercise_every_launch_site(step_control_too=False)
-    assert {name for name, _ in launched} == {
-        f"dl_{name}" for name in host - {"step_begin", "step_end", "loop_begin", "loop_continue"}}
+    # the loss is one block whatever the row count: launched from the host in every variant
+    host_only = {"step_begin", "step_end", "loop_begin", "loop_continue", "cross_entropy_forward_backward"}
+    assert {name for name, _ in launched} == {f"dl_{name}" for name in host - host_only} | {
+        "cross_entropy_forward_backward"}
 
 
 @pytest.mark.parametrize("device_side", [False, True])
