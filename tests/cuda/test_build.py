@@ -14,7 +14,7 @@ EXPECTED_KERNELS = {
     "dense_gemm_128", "dense_gemm_64", "dense_column_sums", "dense_chunk_sums", "cross_entropy_forward_backward",
 }
 # Sized by tensor shapes alone, the dense gradients launch from the host in every variant, and so does the
-# loss (one block, whatever the row count).
+# loss (a fixed grid, whatever the row count).
 LAUNCHED_FROM_THE_DEVICE = {k for k in EXPECTED_KERNELS
                             if not k.startswith(("step_", "loop_", "dense_", "cross_entropy"))}
 

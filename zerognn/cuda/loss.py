@@ -1,10 +1,21 @@
 """The training loss on our kernel, with autograd: ``cross_entropy``, what the CUDA variants train with.
 
 ``kernels/cross_entropy.cu`` computes the mean cross-entropy of fp32 logits [rows, classes] against int64
-labels and its gradient with respect to the logits in one launch (one block, a warp per row, fixed-order
-sums: the same bits in every run, deterministic mode or not), where ``F.cross_entropy`` runs log_softmax
+labels and its gradient with respect to the logits in one launch, where ``F.cross_entropy`` runs log_softmax
 and nll_loss forward and their backwards as separate kernels. The forward stashes the gradient; the
 backward only scales it by the incoming gradient of the loss (one elementwise kernel).
+
+The launch is a fixed grid, ``CE_BLOCKS`` blocks of ``CE_THREADS`` threads whatever the rows: global warp g
+takes rows g, g + CE_BLOCKS * CE_THREADS / 32, ..., so which warp adds which row depends on the row index
+alone. Each warp sums its rows' losses in row order, each block its warps in warp order into a per-block
+partial, and the last block to finish (an arrival ticket on an int counter) sums the partials in block
+order, writes the loss and sets the counter back to zero: no float atomics, the same bits in every run
+(deterministic mode or not) and at any capacity, and still one launch per step. The partials and the
+counter are scratch allocated (zeroed) once per device on the first call and kept in ``_SCRATCH``, so a
+step allocates and fills nothing for them and a captured CUDA Graph replays the same buffers; that first
+call must come before any capture (the CUDA variants run a step eagerly first). Two losses at once on two
+streams of one device would share the counter and the partials: the suite runs one step stream per
+device, one loss at a time.
 
 The live row count may come from device memory (``n_rows``, int32 [1], as every kernel here reads its
 live counts): the loss is the mean over the first ``n_rows`` rows and the gradient of the rows past them is
@@ -26,7 +37,23 @@ import torch.nn.functional as F
 from ..errors import ZeroGNNError
 from .launch import launch
 
-CE_THREADS = 1024  # the one block's threads (a warp per row, 32 warps)
+CE_BLOCKS = 128  # the fixed grid, whatever the rows
+CE_THREADS = 256  # each block's threads: 8 warps, 1024 warps in all
+
+# Per device: (the blocks' partial sums, float32 [CE_BLOCKS]; the arrival counter, int32 [1], zero between
+# launches), allocated and zeroed once.
+_SCRATCH: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _scratch(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    scratch = _SCRATCH.get(device)
+    if scratch is None:
+        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise ZeroGNNError("cross_entropy's first call on a device must come before CUDA Graph capture (its "
+                               "scratch is allocated then): run the loss once eagerly first")
+        scratch = _SCRATCH[device] = (torch.zeros(CE_BLOCKS, dtype=torch.float32, device=device),
+                                      torch.zeros(1, dtype=torch.int32, device=device))
+    return scratch
 
 
 def _launch(logits: torch.Tensor, labels: torch.Tensor, n_rows: torch.Tensor | None, overflow: torch.Tensor | None,
@@ -34,8 +61,9 @@ def _launch(logits: torch.Tensor, labels: torch.Tensor, n_rows: torch.Tensor | N
     rows, classes = logits.shape
     loss = torch.empty((), dtype=torch.float32, device=logits.device)
     grad = torch.empty_like(logits) if want_grad else None
-    launch("cross_entropy_forward_backward", 1, logits, np.int64(classes), labels, n_rows, np.int32(rows), loss,
-           grad, overflow, threads=CE_THREADS)
+    block_loss, blocks_done = _scratch(logits.device)
+    launch("cross_entropy_forward_backward", CE_BLOCKS, logits, np.int64(classes), labels, n_rows, np.int32(rows),
+           loss, grad, overflow, block_loss, blocks_done, threads=CE_THREADS)
     return loss, grad
 
 
