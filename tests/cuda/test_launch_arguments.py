@@ -10,10 +10,12 @@ import torch
 
 from tests.conftest import random_graph
 from zerognn.cuda import launch as launch_module
+from zerognn.cuda import loss as loss_module
 from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.build import operators
 from zerognn.cuda.launch import device_launched, kernel_arguments, signature
+from zerognn.cuda.loss import CE_BLOCKS, CE_THREADS, cross_entropy
 from zerognn.determinism import deterministic
 from zerognn.errors import ZeroGNNError
 from zerognn.fixed_launch import device_loop, step_control
@@ -100,6 +102,9 @@ def _exercise_every_launch_site(step_control_too: bool = True):
             z = torch.zeros(10, 2, 4, requires_grad=True)
             scores = torch.zeros(10, 2, requires_grad=True), torch.zeros(4, 2, requires_grad=True)
             CUDA_OPS.gat(z, *scores, block, 0.2).sum().backward()
+            cross_entropy(torch.zeros(4, 3, requires_grad=True), torch.zeros(4, dtype=torch.int64), n,
+                          overflow).backward()
+            cross_entropy(torch.zeros(4, 3), torch.zeros(4, dtype=torch.int64))  # every row live, no gradient
     if not step_control_too:  # zerognn's own control and loop: never device-launched
         return
     control = step_control.StepControl(torch.device("cpu"), 100, 10, 8, 2, 3, 0)
@@ -139,13 +144,38 @@ def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
         "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward",
         "ell_transpose_count", "ell_transpose_place", "ell_transpose_order", "sage_concat_backward_transposed",
         "gcn_aggregate_backward_transposed", "gat_attention_backward_transposed",
-        "step_begin", "step_end", "loop_begin", "loop_continue"}
+        "step_begin", "step_end", "loop_begin", "loop_continue", "cross_entropy_forward_backward"}
     assert {name for name, _ in launched} == host
     launched.clear()
     with device_launched():
         _exercise_every_launch_site(step_control_too=False)
-    assert {name for name, _ in launched} == {
-        f"dl_{name}" for name in host - {"step_begin", "step_end", "loop_begin", "loop_continue"}}
+    # the loss is a fixed grid whatever the row count: launched from the host in every variant
+    host_only = {"step_begin", "step_end", "loop_begin", "loop_continue", "cross_entropy_forward_backward"}
+    assert {name for name, _ in launched} == {f"dl_{name}" for name in host - host_only} | {
+        "cross_entropy_forward_backward"}
+
+
+@pytest.mark.parametrize("device_side", [False, True])
+def test_the_loss_launches_a_fixed_grid_over_scratch_made_once(monkeypatch, device_side):
+    """CE_BLOCKS blocks of CE_THREADS whatever the rows (so a row's warp depends on its index alone), also
+    inside ``device_launched``, with the same partial sums and arrival counter at every call: no
+    allocation or fill per step."""
+    launched, configs = [], []
+    _shim_launches(monkeypatch, launched)
+    monkeypatch.setattr(launch_module, "LaunchConfig", lambda **kwargs: configs.append(kwargs))
+    monkeypatch.setattr(loss_module, "_SCRATCH", {})
+    assert CE_THREADS % 32 == 0 and CE_THREADS <= 1024  # whole warps, at most the 32 the kernel's block sums
+    with device_launched() if device_side else contextlib.nullcontext():
+        for rows in (4, 3000):
+            cross_entropy(torch.zeros(rows, 3, requires_grad=True), torch.zeros(rows, dtype=torch.int64),
+                          torch.tensor([rows], dtype=torch.int32))
+    assert configs == [{"grid": CE_BLOCKS, "block": CE_THREADS}] * 2
+    params = [p.name for p in signature("cross_entropy_forward_backward")]
+    assert params[-2:] == ["block_loss", "blocks_done"]
+    (first, second) = [args for name, args in launched if name == "cross_entropy_forward_backward"]
+    assert first[-2] is second[-2] and first[-1] is second[-1]
+    assert first[-2].dtype == torch.float32 and first[-2].shape == (CE_BLOCKS,)
+    assert first[-1].dtype == torch.int32 and first[-1].tolist() == [0]
 
 
 @pytest.mark.parametrize("device_side", [False, True])

@@ -91,6 +91,7 @@ def corr(event, correlation):
     ("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float>", "dense"),
     ("dedupe_neighbors", "sampling"), ("relabel_nodes", "sampling"), ("gather_rows", "gather"),
     ("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d", "loss"),
+    ("cross_entropy_forward_backward", "loss"),
     ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>", "optimizer"),
     ("step_end", "step control"), ("ell_transpose_order", "aggregation"),
     ("sage_concat_backward_transposed", "aggregation"), ("dense_gemm_128", "dense"), ("dense_chunk_sums", "dense"),

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.capture import capturing
+from ..cuda.loss import cross_entropy
 from ..distributed import average_gradients
 from ..errors import ZeroGNNError
 from ..measure.trace import phase
@@ -110,7 +110,7 @@ class StepGraph:
             x = sampling.gather_rows(ds.features, frontier, n_live, rows_record)
             y = sampling.gather_labels(ds.labels, control.seeds, control.live[0:1], rows_record)
         with phase("forward"):
-            loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
+            loss = cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, control.live[0:1], rows_record)
             # The gathered features are dead once the first layer has read them: free them before the
             # backward (as the eager variants' scopes do), or the graph's working set keeps them.
             del x

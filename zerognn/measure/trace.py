@@ -88,7 +88,7 @@ KERNEL_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("aggregation", ("sage_concat", "gcn_aggregate", "gat_attention", "ell_transpose")),
     ("dense", ("gemm", "gemv", "cutlass", "cublas", "splitKreduce", "dot_kernel", "reduce_1Block_kernel",
                "dense_column_sums", "dense_chunk_sums")),
-    ("loss", ("nll_loss", "softmax")),
+    ("loss", ("cross_entropy", "nll_loss", "softmax")),
     ("optimizer", ("multi_tensor_apply", "fused_adam")),
     ("step control", ("step_begin", "step_end", "loop_begin", "loop_continue")),
 )

@@ -17,10 +17,10 @@ from dataclasses import fields
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..cuda.loss import cross_entropy
 from ..cuda.segment_graphs import SegmentGraphs
 from ..distributed import average_gradients
 from . import register
@@ -115,7 +115,7 @@ class CudaGraphNaive(HostMediated):
             x = sampling.gather_rows(ctx.dataset.features, frontier, n_live, self._overflow)
             y = sampling.gather_labels(ctx.dataset.labels, seeds, n_seeds, self._overflow)
             ctx.optimizer.zero_grad(set_to_none=True)  # so that backward writes the graph's own gradients
-            loss = F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
+            loss = cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, n_seeds, self._overflow)
             del x  # dead after the first layer: not part of the graph's working set through the backward
             loss.backward()
             if ctx.world.size > 1:

@@ -11,11 +11,11 @@ model, optimizer and sampling semantics are those of every other variant.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 from .. import rng
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..cuda.loss import cross_entropy
 from ..sampling import hop_key
 from . import register
 from .base import Variant, phase
@@ -65,7 +65,7 @@ class HostMediated(Variant):
             x = sampling.gather_rows(ds.features, last, n_last, self._overflow)
             y = sampling.gather_labels(ds.labels, seeds, self._batch, self._overflow)
         with phase("forward"):
-            return F.cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y)
+            return cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, self._batch, self._overflow)
 
     def step(self, epoch: int, step: int, global_step: int) -> None:
         self.backward_and_update(self.loss(epoch, step), global_step)

@@ -1,0 +1,247 @@
+"""The fused loss (``kernels/cross_entropy.cu``) against ``F.cross_entropy``: the loss and the gradient of the
+logits in one launch over a fixed grid, the same bits every call and at any capacity, a live row count from
+device memory, the last block's arrival counter back at zero after every launch and replay, and a CUDA Graph
+replayed over changing inputs. The argument checks, the scratch's cache and the fallback for other dtypes run
+on the CPU too."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from zerognn.cuda import loss as loss_module
+from zerognn.cuda import sampling
+from zerognn.cuda.loss import CE_BLOCKS, cross_entropy
+from zerognn.errors import ZeroGNNError
+
+DEV = "cuda"
+gpu = pytest.mark.gpu
+
+
+def live(n):
+    return torch.tensor([n], dtype=torch.int32, device=DEV)
+
+
+def batch(rows, classes, seed=0, device=DEV):
+    g = torch.Generator().manual_seed(seed)
+    logits = (3 * torch.randn(rows, classes, generator=g)).to(device)
+    labels = torch.randint(0, classes, (rows,), generator=g).to(device)
+    return logits, labels
+
+
+def loss_and_grad(logits, labels, *args, scale=1.0):
+    x = logits.clone().requires_grad_(True)
+    loss = cross_entropy(x, labels, *args)
+    (loss * scale).backward()
+    return loss.detach(), x.grad
+
+
+def reference(logits, labels, scale=1.0):
+    x = logits.clone().requires_grad_(True)
+    loss = F.cross_entropy(x, labels)
+    (loss * scale).backward()
+    return loss.detach(), x.grad
+
+
+def bits(t):
+    return t.detach().contiguous().view(torch.int32).cpu()
+
+
+def assert_close_to_torch(got, want, rows):
+    (loss, grad), (ref_loss, ref_grad) = got, want
+    torch.testing.assert_close(loss, ref_loss, rtol=3e-5, atol=1e-6)
+    # gradient entries are probabilities / rows: compare at that scale
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-4, atol=1e-6 / rows)
+
+
+@gpu
+@pytest.mark.parametrize("rows, classes", [
+    (1, 7), (1, 47), (31, 32), (33, 40), (1024, 47), (1000, 172), (5000, 1000), (70_000, 47), (2049, 1),
+])
+def test_loss_and_gradient_match_torch(rows, classes):
+    logits, labels = batch(rows, classes, seed=rows + classes)
+    assert_close_to_torch(loss_and_grad(logits, labels), reference(logits, labels), rows)
+
+
+@gpu
+def test_the_gradient_is_scaled_by_the_incoming_gradient():
+    logits, labels = batch(300, 47)
+    assert_close_to_torch(loss_and_grad(logits, labels, scale=0.25), reference(logits, labels, scale=0.25), 300)
+
+
+@gpu
+@pytest.mark.parametrize("rows, classes", [(1, 7), (1000, 47), (70_000, 172)])
+def test_two_calls_give_the_same_bits(rows, classes):
+    logits, labels = batch(rows, classes, seed=3)
+    first, second = loss_and_grad(logits, labels), loss_and_grad(logits, labels)
+    assert torch.equal(bits(first[0]), bits(second[0])) and torch.equal(bits(first[1]), bits(second[1]))
+
+
+@gpu
+@pytest.mark.parametrize("n", [0, 1, 37, 700])
+def test_rows_past_the_live_count_are_neither_read_nor_given_a_gradient(n):
+    capacity, classes = 1000, 47
+    logits, labels = batch(capacity, classes, seed=5)
+    labels[n:] = -7  # never read: a read would make the loss NaN
+    overflow = sampling.new_overflow(DEV)
+    loss, grad = loss_and_grad(logits, labels, live(n), overflow)
+    assert overflow.tolist() == [0, 0]
+    assert not grad[n:].any()
+    if n == 0:
+        assert torch.isnan(loss)  # the mean of no rows, as F.cross_entropy gives it
+        return
+    assert_close_to_torch((loss, grad[:n]), reference(logits[:n], labels[:n]), n)
+    # padding changes no bit of what the live rows get (warps take rows by index alone)
+    exact = loss_and_grad(logits[:n], labels[:n], live(n))
+    assert torch.equal(bits(loss), bits(exact[0])) and torch.equal(bits(grad[:n]), bits(exact[1]))
+
+
+@gpu
+def test_a_live_count_above_the_rows_raises_the_overflow_record_and_is_clamped():
+    logits, labels = batch(64, 10)
+    overflow = sampling.new_overflow(DEV)
+    loss, grad = loss_and_grad(logits, labels, live(80), overflow)
+    assert overflow.tolist() == [1, 80]
+    assert_close_to_torch((loss, grad), reference(logits, labels), 64)
+
+
+@gpu
+def test_a_label_out_of_range_makes_the_loss_nan():
+    logits, labels = batch(100, 10)
+    labels[17] = 10
+    loss, grad = loss_and_grad(logits, labels)
+    assert torch.isnan(loss) and torch.isfinite(grad).all()
+
+
+@gpu
+def test_a_captured_loss_replays_over_new_inputs_and_live_counts():
+    capacity, classes = 1024, 47
+    x = torch.zeros(capacity, classes, device=DEV, requires_grad=True)
+    y = torch.zeros(capacity, dtype=torch.int64, device=DEV)
+    n = live(capacity)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up: the kernel is loaded before capture
+        torch.autograd.grad(cross_entropy(x, y, n), x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        loss = cross_entropy(x, y, n)
+        (grad,) = torch.autograd.grad(loss, x)
+    for seed, rows in [(1, capacity), (2, 500), (3, 1), (4, capacity)]:
+        logits, labels = batch(capacity, classes, seed=seed)
+        with torch.no_grad():
+            x.copy_(logits)
+        y.copy_(labels)
+        n.fill_(rows)
+        graph.replay()
+        eager = loss_and_grad(logits, labels, live(rows))
+        assert torch.equal(bits(loss), bits(eager[0])) and torch.equal(bits(grad), bits(eager[1]))
+        assert_close_to_torch((loss, grad[:rows]), reference(logits[:rows], labels[:rows]), rows)
+
+
+@gpu
+@pytest.mark.parametrize("n", [1_000, 1_031, 5_000, None])
+def test_a_large_capacity_with_a_batch_or_every_row_live(n):
+    """An envelope-sized buffer (200,003 rows, so the zero fill has a scalar head or tail around its float4
+    stores) with a batch of ~1,000 live rows (fewer than the grid's warps), 5,000 (more), or every row
+    (about 196 rows a warp)."""
+    capacity, classes = 200_003, 47
+    logits, labels = batch(capacity, classes, seed=11)
+    overflow = sampling.new_overflow(DEV)
+    if n is None:
+        loss, grad = loss_and_grad(logits, labels)
+        assert_close_to_torch((loss, grad), reference(logits, labels), capacity)
+        counted = loss_and_grad(logits, labels, live(capacity), overflow)
+        assert overflow.tolist() == [0, 0]
+        assert torch.equal(bits(loss), bits(counted[0])) and torch.equal(bits(grad), bits(counted[1]))
+        return
+    labels[n:] = -7  # never read: a read would make the loss NaN
+    loss, grad = loss_and_grad(logits, labels, live(n), overflow)
+    assert overflow.tolist() == [0, 0]
+    assert not grad[n:].any()
+    assert_close_to_torch((loss, grad[:n]), reference(logits[:n], labels[:n]), n)
+    exact = loss_and_grad(logits[:n], labels[:n], live(n))
+    assert torch.equal(bits(loss), bits(exact[0])) and torch.equal(bits(grad[:n]), bits(exact[1]))
+
+
+@gpu
+def test_the_arrival_counter_is_back_at_zero_after_every_launch_and_replay():
+    """The last block to finish sets the counter of finished blocks back to zero. Left anywhere else, the next
+    launch would have no last block and write no loss: two launches in a row with no synchronisation between
+    them, and a captured loss replayed three times over new batches, each give the right loss."""
+    capacity, classes = 4096, 47
+    first, second = batch(capacity, classes, seed=21), batch(capacity, classes, seed=22)
+    got_first = loss_and_grad(*first, live(3000))
+    got_second = loss_and_grad(*second, live(capacity))
+    assert_close_to_torch((got_first[0], got_first[1][:3000]), reference(first[0][:3000], first[1][:3000]), 3000)
+    assert_close_to_torch(got_second, reference(*second), capacity)
+    _, blocks_done = loss_module._SCRATCH[first[0].device]
+    assert blocks_done.tolist() == [0]
+
+    x = torch.zeros(capacity, classes, device=DEV, requires_grad=True)
+    y = torch.zeros(capacity, dtype=torch.int64, device=DEV)
+    n = live(capacity)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up, as the variants do before capture
+        torch.autograd.grad(cross_entropy(x, y, n), x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        loss = cross_entropy(x, y, n)
+        (grad,) = torch.autograd.grad(loss, x)
+    for seed, rows in [(23, capacity), (24, 1000), (25, 2049)]:
+        logits, labels = batch(capacity, classes, seed=seed)
+        with torch.no_grad():
+            x.copy_(logits)
+        y.copy_(labels)
+        n.fill_(rows)
+        loss.detach().fill_(float("nan"))  # what a replay that wrote no loss would leave
+        graph.replay()
+        assert_close_to_torch((loss, grad[:rows]), reference(logits[:rows], labels[:rows]), rows)
+        assert not grad[rows:].any()
+        assert blocks_done.tolist() == [0]
+    again = loss_and_grad(*first, live(3000))  # and an eager launch after the replays
+    assert torch.equal(bits(again[0]), bits(got_first[0])) and torch.equal(bits(again[1]), bits(got_first[1]))
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_other_dtypes_take_torchs_loss(dtype):
+    logits, labels = batch(200, 47)
+    logits = logits.to(dtype)
+    got, want = loss_and_grad(logits, labels), reference(logits, labels)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+def test_other_dtypes_take_torchs_loss_on_the_cpu_too():
+    logits, labels = batch(20, 5, device="cpu")
+    logits = logits.double()
+    assert torch.equal(cross_entropy(logits, labels), F.cross_entropy(logits, labels))
+
+
+def test_the_scratch_is_made_once_per_device_and_never_inside_a_capture(monkeypatch):
+    """The blocks' partial sums and the arrival counter are allocated and zeroed on a device's first call and
+    reused by every later one; a first call inside a CUDA Graph capture is an error, not an allocation there."""
+    monkeypatch.setattr(loss_module, "_SCRATCH", {})
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    with pytest.raises(ZeroGNNError, match="first call on a device must come before CUDA Graph capture"):
+        loss_module._scratch(torch.device("cuda", 0))
+    assert not loss_module._SCRATCH
+    block_loss, blocks_done = scratch = loss_module._scratch(torch.device("cpu"))
+    assert loss_module._scratch(torch.device("cpu")) is scratch
+    assert block_loss.dtype == torch.float32 and block_loss.shape == (CE_BLOCKS,) and not block_loss.any()
+    assert blocks_done.dtype == torch.int32 and blocks_done.tolist() == [0]
+
+
+def test_shapes_and_the_live_count_are_checked():
+    logits, labels = batch(20, 5, device="cpu")
+    with pytest.raises(ZeroGNNError, match=r"logits \[rows, classes\] and one label per row; got logits \(20, 5\) "
+                                           r"and labels \(19,\)"):
+        cross_entropy(logits, labels[:19])
+    with pytest.raises(ZeroGNNError, match="logits \\(100,\\)"):
+        cross_entropy(logits.view(-1), labels)
+    with pytest.raises(ZeroGNNError, match="n_rows is an int32 \\[1\\] tensor, got torch.int64"):
+        cross_entropy(logits, labels, torch.tensor([20]))
+    with pytest.raises(ZeroGNNError, match="needs a CUDA .* tensor, got a torch.float32 tensor on cpu"):
+        cross_entropy(logits, labels)  # fp32 takes the kernel, which runs on a GPU only
