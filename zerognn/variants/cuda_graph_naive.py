@@ -6,9 +6,10 @@ at those reads into segments: [sample + dedupe hop 0], [relabel hop h-1 + sample
 CUDA Graph keyed by its shape signature (the sizes the host read) and replayed when the same shapes
 come back; a bounded cache evicts the least recently used. Because frontier sizes change with every
 batch, most segments miss and are captured anew: this is what graph capture gives when the metadata
-loop stays on the host (docs/design.md, Execution variants). The record keeps hits, misses, evictions
-and capture time. The first step runs eagerly, so that lazy initialisation (Adam's state, cuBLAS) is
-not captured.
+loop stays on the host (docs/design.md, Execution variants). The record keeps hits, misses, evictions,
+capture time and the releases of evicted graphs' memory pools (once per cache-full of evictions,
+``zerognn/cuda/segment_graphs.py``) with their time. The first step runs eagerly, so that lazy
+initialisation (Adam's state, cuBLAS) is not captured.
 """
 
 from __future__ import annotations
