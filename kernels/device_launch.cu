@@ -23,11 +23,13 @@ __device__ __forceinline__ i64 zg_min(i64 a, i64 b) { return a < b ? a : b; }
 
 #define ZG_TAIL(kernel, items, threads) kernel<<<zg_exact_grid((items), (threads)), (threads), 0, cudaStreamTailLaunch>>>
 
+// The grid covers the live frontier; the child's clearing of the node table (table_keys, when given) is
+// grid-stride, and zg_exact_grid launches at least one block, so a hop with no live node still clears it.
 extern "C" __global__ void dl_sample_neighbors(
     const i64* rowptr, const int* col, const i64* frontier, const int* n_frontier, int capacity, int fanout,
-    const u64* hop_key, i64* nbr, int* counts, i64* overflow, int threads) {
+    const u64* hop_key, i64* nbr, int* counts, i64* table_keys, i64 table_size, i64* overflow, int threads) {
     ZG_TAIL(sample_neighbors, zg_min(*n_frontier, capacity), threads)(
-        rowptr, col, frontier, n_frontier, capacity, fanout, hop_key, nbr, counts, overflow);
+        rowptr, col, frontier, n_frontier, capacity, fanout, hop_key, nbr, counts, table_keys, table_size, overflow);
 }
 
 extern "C" __global__ void dl_dedupe_frontier(

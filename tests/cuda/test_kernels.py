@@ -1,5 +1,7 @@
 """Our CUDA operators against the reference sampler and PyTorch (GPU only)."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -8,7 +10,7 @@ from tests.conftest import random_graph
 from zerognn import rng
 from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
-from zerognn.cuda.launch import launch
+from zerognn.cuda.launch import device_launched, launch
 from zerognn.determinism import deterministic
 from zerognn.models import TORCH_OPS
 from zerognn.sampling import Hop, hop_key, sample_hop, sample_subgraph
@@ -238,3 +240,111 @@ def test_dropped_neighbours_are_skipped_not_dereferenced():
     total, _ = TORCH_OPS._sum_and_count(x, partial)
     expected = total / block.counts.clamp(min=1).unsqueeze(1).float()
     assert rel_err(out, expected) < 1e-5
+
+
+class _FilledEmpty:
+    """``torch`` as zerognn.cuda.sampling sees it, except that its int64 ``empty`` buffers (the hop's node
+    table keys among them; also ``nbr`` and the next frontier, whose unwritten slots nothing reads) come
+    filled: with ``fill``, or for ``fill=None`` with what a reused allocation may hold — random bits,
+    and node ids and -1 and -2 in every other slot (stale keys a lookup would find)."""
+
+    def __init__(self, fill: int | None, num_nodes: int):
+        self.fill, self.num_nodes = fill, num_nodes
+        self.gen = torch.Generator().manual_seed(0)
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    def empty(self, *size, dtype=None, device=None, **kwargs):
+        out = torch.empty(*size, dtype=dtype, device=device, **kwargs)
+        if dtype != torch.int64:
+            return out
+        if self.fill is not None:
+            return out.fill_(self.fill)
+        junk = torch.randint(-2**63, 2**63 - 1, (out.numel(),), generator=self.gen, dtype=torch.int64)
+        junk[::2] = torch.randint(-2, self.num_nodes, (junk[::2].numel(),), generator=self.gen, dtype=torch.int64)
+        return out.copy_(junk.view(out.shape))
+
+
+def _live_edges(block, n, dst_frontier, src_frontier):
+    """The block's sampled edges of its first ``n`` (live) rows as global (dst, src) pairs."""
+    counts = block.counts[:n]
+    mask = torch.arange(block.fanout, device=DEV).unsqueeze(0) < counts.unsqueeze(1)
+    dst = torch.arange(n, device=DEV).unsqueeze(1).expand(-1, block.fanout)[mask]
+    src = block.nbr_local.view(-1, block.fanout)[:n][mask].long()
+    return set(zip(dst_frontier[dst].tolist(), src_frontier[src].tolist()))
+
+
+def _hops_with_prefilled_empties(monkeypatch, fill, g, frontier, n_live, fanouts, device_side):
+    """sample_and_dedupe + finish_hop over ``fanouts`` from the first ``n_live`` of ``frontier``'s slots
+    (host-mediated next capacities), with sampling's int64 empties prefilled (``_FilledEmpty``); checks
+    every hop's node table after dedupe holds exactly the live frontier and its sampled neighbours, and
+    returns per hop (next live frontier, live counts, live rows' local ids, edges)."""
+    overflow = sampling.new_overflow(DEV)
+    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    n_dev, n, out = live(n_live), n_live, []
+    with monkeypatch.context() as m, device_launched() if device_side else contextlib.nullcontext():
+        m.setattr(sampling, "torch", _FilledEmpty(fill, g.num_nodes))
+        for hop, f in enumerate(fanouts):
+            draft = sampling.sample_and_dedupe(g, frontier, n_dev, f, key_tensor(7, 0, 3, hop), overflow, new_bits)
+            keys = draft.table_keys
+            assert keys.numel() == sampling.table_size(frontier.numel() * (f + 1))
+            mask = torch.arange(f, device=DEV).unsqueeze(0) < draft.counts[:n].unsqueeze(1)
+            inserted = torch.unique(torch.cat([frontier[:n], draft.nbr.view(-1, f)[:n][mask]]))
+            assert torch.equal(torch.sort(keys[keys != -1]).values, inserted), (
+                f"hop {hop}: the node table holds keys it was not given (left over from before the hop)")
+            next_frontier, next_dev, block = sampling.finish_hop(draft, overflow,
+                                                                 frontier.numel() + int(draft.new_count))
+            n_next = int(next_dev)
+            out.append((next_frontier[:n_next].clone(), draft.counts[:n].clone(),
+                        block.nbr_local.view(-1, f)[:n][mask].clone(), _live_edges(block, n, frontier, next_frontier)))
+            frontier, n_dev, n = next_frontier, next_dev, n_next
+    assert overflow.tolist() == [0, 0]
+    return out
+
+
+@pytest.mark.parametrize("device_side", [False, True])
+@pytest.mark.parametrize("n_live", [0, 3, 300])
+def test_sample_neighbors_clears_the_node_table_whatever_it_held(monkeypatch, n_live, device_side):
+    """The hop's node table comes from torch.empty and sample_neighbors clears it (no fill kernel). With
+    garbage in it beforehand a hop gives what a -1-filled table gives, and the reference's frontiers and
+    edges, host-launched and device-launched (dl_sample_neighbors sizes its child's grid by the live
+    frontier): with no live node (one block clears the table), a few live nodes in a large frontier (one
+    block for a table of 16384 keys), and every slot live."""
+    g = random_graph(3000, 40000, seed=11, skew=True).to(DEV)
+    frontier = torch.randperm(3000, generator=torch.Generator().manual_seed(2))[:300].to(DEV)
+    fanouts = [15, 10]
+    garbage = _hops_with_prefilled_empties(monkeypatch, None, g, frontier, n_live, fanouts, device_side)
+    cleared = _hops_with_prefilled_empties(monkeypatch, -1, g, frontier, n_live, fanouts, device_side)
+    ref = sample_subgraph(g, frontier[:n_live], fanouts, seed=7, epoch=0, step=3)
+    for h, (mine, theirs) in enumerate(zip(garbage, cleared)):
+        for a, b in zip(mine[:3], theirs[:3]):
+            assert torch.equal(a, b), f"hop {h}"
+        assert mine[3] == theirs[3] == ref.edge_set(h)
+        assert torch.equal(mine[0], ref.frontiers[h + 1])
+    if n_live == 0:
+        assert all(hop[0].numel() == 0 and not hop[3] for hop in garbage)
+
+
+def test_a_hop_runs_six_kernels_and_no_fill():
+    """sample, dedupe (two) and relabel (three) kernels and nothing else: the node table's keys are
+    cleared by sample_neighbors, not by a fill kernel of their own (fixed next capacity: no copy either)."""
+    g = random_graph(3000, 40000, seed=11).to(DEV)
+    frontier = torch.randperm(3000, generator=torch.Generator().manual_seed(2))[:300].to(DEV)
+    overflow = sampling.new_overflow(DEV)
+    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    n_dev, key = live(300), key_tensor(0, 0, 0, 0)
+
+    def hop():
+        return sampling.sample_hop_ell(g, frontier, n_dev, 10, key, overflow, new_bits, next_capacity=300 * 11)
+
+    hop()  # compiles and loads the kernels outside the profile
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        hop()
+        torch.cuda.synchronize()
+    kernels = sorted(e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    assert not [k for k in kernels if "fill" in k.lower()], kernels
+    assert kernels == sorted(["sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes",
+                              "relabel_nodes", "relabel_neighbors"]), kernels
+    assert overflow.tolist() == [0, 0]

@@ -213,3 +213,56 @@ def test_every_form_of_the_sage_and_gcn_backwards_takes_relu_out():
         for kernel in (name, f"dl_{name}"):
             params = {p.name: p for p in signature(kernel)}
             assert params["relu_out"].ctype == "float" and params["relu_out"].pointer, kernel
+
+
+class _TorchWithoutFills:
+    """``torch`` for zerognn.cuda.sampling with ``full`` refused: a hop must not fill its node table."""
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def full(*args, **kwargs):
+        raise AssertionError("zerognn.cuda.sampling filled a tensor: sample_neighbors clears the node table")
+
+
+@pytest.mark.parametrize("device_side", [False, True])
+def test_sample_neighbors_gets_the_hops_node_table_to_clear_and_null_without_one(monkeypatch, device_side):
+    """A hop (sample_and_dedupe) hands sample_neighbors, host- or device-launched, the node table that
+    dedupe then fills, and its size, to clear in place of a fill kernel; a plain sample() passes a null
+    table of size 0 (nothing to clear)."""
+    launched = []
+    _shim_launches(monkeypatch, launched)
+    monkeypatch.setattr(sampling, "torch", _TorchWithoutFills())
+    graph = random_graph(200, 1000, seed=0)
+    frontier, n = torch.arange(10), torch.tensor([4], dtype=torch.int32)
+    overflow, key = sampling.new_overflow("cpu"), torch.zeros(1, dtype=torch.int64)
+    bits = sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+    prefix = "dl_" if device_side else ""
+    kernel = f"{prefix}sample_neighbors"
+    params = [p.name for p in signature(kernel)]
+    table_at, size_at = params.index("table_keys"), params.index("table_size")
+    with device_launched() if device_side else contextlib.nullcontext():
+        draft = sampling.sample_and_dedupe(graph, frontier, n, 3, key, overflow, bits)
+        (args,) = [args for name, args in launched if name == kernel]
+        assert args[table_at] is draft.table_keys and draft.table_keys.dtype == torch.int64
+        assert draft.table_keys.numel() == sampling.table_size(10 * (3 + 1))  # the frontier's slots, not its live 4
+        size = args[size_at]
+        assert type(size) is np.int64 and size == draft.table_keys.numel()
+        (dedupe_args,) = [args for name, args in launched if name == f"{prefix}dedupe_frontier"]
+        assert dedupe_args[[p.name for p in signature(f"{prefix}dedupe_frontier")].index("keys")] is draft.table_keys
+        assert [name for name, _ in launched].index(kernel) < [name for name, _ in launched].index(
+            f"{prefix}dedupe_frontier")
+
+        launched.clear()
+        sampling.sample(graph, frontier, n, 10, 3, key, overflow)
+        (args,) = [args for name, args in launched if name == kernel]
+        assert args[table_at] is None and type(args[size_at]) is np.int64 and args[size_at] == 0
+        assert kernel_arguments(kernel, args, on_device=False)[table_at] == 0  # a null pointer
+
+
+def test_sample_neighbors_and_its_parent_take_a_nullable_table_of_int64_keys():
+    for kernel in ("sample_neighbors", "dl_sample_neighbors"):
+        params = {p.name: p for p in signature(kernel)}
+        assert (params["table_keys"].ctype, params["table_keys"].pointer) == ("i64", True), kernel
+        assert (params["table_size"].ctype, params["table_size"].pointer) == ("i64", False), kernel

@@ -65,22 +65,30 @@ def check_graph(graph: CSRGraph) -> None:
 
 
 def sample(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, capacity: int, fanout: int,
-           hop_key: torch.Tensor, overflow: torch.Tensor, grid: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sample up to ``fanout`` neighbours of each of the first ``n_frontier`` frontier nodes."""
+           hop_key: torch.Tensor, overflow: torch.Tensor, grid: int | None = None,
+           table_keys: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample up to ``fanout`` neighbours of each of the first ``n_frontier`` frontier nodes.
+
+    With ``table_keys`` (int64, any contents) the same kernel also clears it for ``dedupe`` (every key
+    -1, empty), which saves the hop a fill kernel; the sample is the same with or without it.
+    """
     if not 0 < fanout <= MAX_FANOUT:
         raise ZeroGNNError(f"fanout {fanout} is outside 1..{MAX_FANOUT}, the CUDA sampler's limit")
     device = frontier.device
     nbr = torch.empty(capacity * fanout, dtype=torch.int64, device=device)
     counts = torch.empty(capacity, dtype=torch.int32, device=device)
+    table_slots = np.int64(0 if table_keys is None else table_keys.numel())
     launch("sample_neighbors", grid or grid_for(capacity), graph.rowptr, graph.col, frontier, n_frontier,
-           np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, overflow)
+           np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, table_keys, table_slots, overflow)
     return nbr, counts
 
 
 def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, counts: torch.Tensor, fanout: int,
            table_keys: torch.Tensor, table_values: torch.Tensor, new_bits: NewNodeBits, overflow: torch.Tensor,
            grid: int | None = None) -> torch.Tensor:
-    """Insert frontier and neighbours into the (cleared) node table, mark new nodes; return their count."""
+    """Insert frontier and neighbours into the node table, mark new nodes; return their count.
+
+    The table's keys must all be -1 (empty): cleared by ``sample(..., table_keys=...)`` or filled."""
     mask = np.int64(table_keys.numel() - 1)
     new_count = torch.empty(1, dtype=torch.int32, device=frontier.device)  # zeroed by dedupe_frontier
     launch("dedupe_frontier", grid or grid_for(frontier.numel()), frontier, n_frontier, table_keys, table_values,
@@ -155,8 +163,9 @@ def sample_and_dedupe(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch
                       hop_key: torch.Tensor, overflow: torch.Tensor, new_bits: NewNodeBits) -> HopDraft:
     """Sample one hop of ``frontier`` and put frontier and neighbours into a fresh node table."""
     capacity = frontier.numel()
-    nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow)
-    table_keys = torch.full((table_size(capacity * (fanout + 1)),), -1, dtype=torch.int64, device=frontier.device)
+    # The keys are cleared by sample_neighbors (no fill kernel), which runs before dedupe on this stream.
+    table_keys = torch.empty(table_size(capacity * (fanout + 1)), dtype=torch.int64, device=frontier.device)
+    nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow, table_keys=table_keys)
     # Values need no clearing: every key inserted gets its value written (dedupe_frontier, relabel_nodes).
     table_values = torch.empty_like(table_keys, dtype=torch.int32)
     new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, table_values, new_bits, overflow)
