@@ -24,6 +24,7 @@ import torch
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.capture import capturing
+from ..cuda.gather import gather_labels, gather_rows
 from ..cuda.loss import cross_entropy
 from ..distributed import average_gradients
 from ..errors import ZeroGNNError
@@ -107,8 +108,8 @@ class StepGraph:
             # The captured buffers: after each replay they hold that step's sample (read by tests).
             self.sampled: tuple[list[torch.Tensor], list[EllBlock]] = (frontiers, blocks)
         with phase("gather"):
-            x = sampling.gather_rows(ds.features, frontier, n_live, rows_record)
-            y = sampling.gather_labels(ds.labels, control.seeds, control.live[0:1], rows_record)
+            x = gather_rows(ds.features, frontier, n_live, rows_record)
+            y = gather_labels(ds.labels, control.seeds, control.live[0:1], rows_record)
         with phase("forward"):
             loss = cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, control.live[0:1], rows_record)
             # The gathered features are dead once the first layer has read them: free them before the

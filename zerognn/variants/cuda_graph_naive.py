@@ -21,6 +21,7 @@ import torch
 
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..cuda.gather import gather_labels, gather_rows
 from ..cuda.loss import cross_entropy
 from ..cuda.segment_graphs import SegmentGraphs
 from ..distributed import average_gradients
@@ -113,8 +114,8 @@ class CudaGraphNaive(HostMediated):
                       for h in range(len(fanouts) - 1)]
             frontier, n_live, block = sampling.finish_hop(last, self._overflow, sizes[-1])
             blocks.append(block)
-            x = sampling.gather_rows(ctx.dataset.features, frontier, n_live, self._overflow)
-            y = sampling.gather_labels(ctx.dataset.labels, seeds, n_seeds, self._overflow)
+            x = gather_rows(ctx.dataset.features, frontier, n_live, self._overflow)
+            y = gather_labels(ctx.dataset.labels, seeds, n_seeds, self._overflow)
             ctx.optimizer.zero_grad(set_to_none=True)  # so that backward writes the graph's own gradients
             loss = cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, n_seeds, self._overflow)
             del x  # dead after the first layer: not part of the graph's working set through the backward
