@@ -52,6 +52,9 @@ def test_a_launch_with_the_wrong_arguments_is_a_clear_error():
         kernel_arguments("sage_concat_forward", _sage_args(width=4), on_device=False)
     with pytest.raises(ZeroGNNError, match=r"parameter capacity \(int\) needs a np.int32 scalar, got int64"):
         kernel_arguments("sage_concat_forward", _sage_args(capacity=np.int64(2)), on_device=False)
+    with pytest.raises(ZeroGNNError, match=r"parameter rows \(i64\*\) needs a tensor of torch.int64, got a "
+                                           r"torch.int32 tensor"):
+        kernel_arguments("sage_concat_forward", _sage_args(rows=torch.zeros(8, dtype=torch.int32)), on_device=False)
     with pytest.raises(ZeroGNNError, match="needs a CUDA .* tensor, got a torch.float32 tensor on cpu"):
         kernel_arguments("sage_concat_forward", _sage_args())
 
