@@ -99,8 +99,8 @@ def _forward_over_rows(x: GatheredRows, block: EllBlock, op: str, widen: int, re
     """``<op>_forward`` over the rows of ``x.table`` that ``x.ids`` name, read in place (no gathered copy).
     Outside autograd: the rows are input features, which take no gradient."""
     if x.table.requires_grad:
-        raise ZeroGNNError(f"{op} reads the rows of a table through ids in its forward only, but the table requires "
-                           f"a gradient; pass the gathered rows (GatheredRows.materialize()) to train it")
+        raise ZeroGNNError(f"{op} reads the rows of a table through ids in its forward alone and gives the table no "
+                           f"gradient, but the table requires a gradient")
     if relu_input:
         raise ZeroGNNError(f"{op} was told its input is a ReLU's output, but it is the rows of a table read "
                            f"through ids (the input features), which no ReLU made")
