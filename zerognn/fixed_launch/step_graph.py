@@ -24,7 +24,7 @@ import torch
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.capture import capturing
-from ..cuda.loss import cross_entropy
+from ..cuda.loss import backward, cross_entropy
 from ..distributed import average_gradients
 from ..errors import ZeroGNNError
 from ..measure.trace import phase
@@ -114,7 +114,7 @@ class StepGraph:
             # The gathered features are dead once the first layer has read them: free them before the
             # backward (as the eager variants' scopes do), or the graph's working set keeps them.
             del x
-            loss.backward()
+            backward(loss)
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
         with phase("optimizer"):

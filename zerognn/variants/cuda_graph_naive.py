@@ -21,7 +21,7 @@ import torch
 
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
-from ..cuda.loss import cross_entropy
+from ..cuda.loss import backward, cross_entropy
 from ..cuda.segment_graphs import SegmentGraphs
 from ..distributed import average_gradients
 from . import register
@@ -118,7 +118,7 @@ class CudaGraphNaive(HostMediated):
             ctx.optimizer.zero_grad(set_to_none=True)  # so that backward writes the graph's own gradients
             loss = cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, n_seeds, self._overflow)
             del x  # dead after the first layer: not part of the graph's working set through the backward
-            loss.backward()
+            backward(loss)
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
             ctx.optimizer.step()
