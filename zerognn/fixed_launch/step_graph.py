@@ -25,7 +25,7 @@ from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.capture import capturing
 from ..cuda.gather import gather_labels, model_input
-from ..cuda.loss import cross_entropy
+from ..cuda.loss import backward, cross_entropy
 from ..distributed import average_gradients
 from ..errors import ZeroGNNError
 from ..measure.trace import phase
@@ -117,7 +117,7 @@ class StepGraph:
             # backward (as the eager variants' scopes do), or the graph's working set keeps them. SAGE's
             # and GCN's x holds no buffer (the rows are read through the ids).
             del x
-            loss.backward()
+            backward(loss)
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
         with phase("optimizer"):

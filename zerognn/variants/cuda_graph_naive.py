@@ -22,7 +22,7 @@ import torch
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.gather import gather_labels, model_input
-from ..cuda.loss import cross_entropy
+from ..cuda.loss import backward, cross_entropy
 from ..cuda.segment_graphs import SegmentGraphs
 from ..distributed import average_gradients
 from . import register
@@ -121,7 +121,7 @@ class CudaGraphNaive(HostMediated):
             # Gathered features (GAT) are dead after the first layer: not part of the graph's working set
             # through the backward. SAGE's and GCN's x holds no buffer (rows read through the ids).
             del x
-            loss.backward()
+            backward(loss)
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
             ctx.optimizer.step()
