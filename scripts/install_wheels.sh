@@ -2,8 +2,9 @@
 # wheelhouses carried beside the tree. .whl/ holds the project's dependencies (the cuda, figures, pipeline and
 # peers extras, pytest-timeout); any further .whl-*/ directory holds more wheels, installed --no-deps after
 # it: WholeGraph's (pylibwholegraph-cu13 with libwholegraph-cu13, libraft-cu13, librmm-cu13, rmm-cu13 and
-# rapids-logger, about 55 MiB), whose other requirements (pyarrow, a CUDA toolkit meta-package, an nvJitLink
-# pin) the wholegraph peer does not import on a host that has CUDA 13 and torch's NCCL. Wheelhouses may come
+# rapids-logger, about 55 MiB). Their requirements beyond those wheels (pyarrow, NCCL, a CUDA toolkit
+# meta-package, an nvJitLink pin) must already be on the host or go unused: the wholegraph peer's GPU tests
+# (tests/peers/test_wholegraph.py) say whether they do. Wheelhouses may come
 # in pieces, each its own .whl-*/ directory, for example one per call to the same machine: a piece carried
 # earlier is still there. Prints one line per problem, never stops the calling script.
 if [ -d .whl ]; then
