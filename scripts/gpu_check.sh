@@ -11,8 +11,7 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 ROOT=$(pwd)
-python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout > /dev/null 2>&1 \
-    || echo "wheel install failed"
+source scripts/install_wheels.sh  # .whl/ and any .whl-*/ carried beside the tree
 if [ "${GPU_TESTS:-1}" = 1 ]; then
     echo "== pytest -m gpu $*"
     timeout "${PYTEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider "$@" 2>&1 \

@@ -13,8 +13,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout > /dev/null 2>&1 \
-    || echo "wheel install failed"
+source scripts/install_wheels.sh  # .whl/ and any .whl-*/ carried beside the tree
 python3 - <<'PY'
 import os
 import yaml

@@ -26,16 +26,13 @@
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # Run:  STAGE=trials bash scripts/gpu_stages.sh, from the repository root with the project installed
 # (pip install -e ".[cuda,figures,pipeline,peers]" pytest-timeout). A host without network brings those as a
-# wheelhouse in .whl/, which the script installs from; a copy of the tree without git metadata states its
-# commit: ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0.
+# wheelhouse in .whl/ (WholeGraph's wheels in .whl-*/: scripts/install_wheels.sh), which the script installs
+# from; a copy of the tree without git metadata states its commit: ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-if [ -d .whl ]; then
-    python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout \
-        > /dev/null 2>&1 || echo "wheel install from .whl failed"
-fi
+source scripts/install_wheels.sh  # .whl/ and any .whl-*/ carried beside the tree
 DATASET=data/papers100M-like
 
 # Rounds 1..N of a study (N: $2, 0 for all) in whole rounds within ROUND_BUDGET (default 480) seconds of the
