@@ -46,6 +46,25 @@ def bits(t):
     return t.detach().contiguous().view(torch.int32).cpu()
 
 
+def captured_loss(capacity, classes):
+    """The loss and its gradient captured in a CUDA Graph over static logits, labels and live count, after
+    a warm-up call on a side stream (the kernel loaded and the scratch made before capture, as the variants
+    do): (graph, x, y, n, loss, grad)."""
+    x = torch.zeros(capacity, classes, device=DEV, requires_grad=True)
+    y = torch.zeros(capacity, dtype=torch.int64, device=DEV)
+    n = live(capacity)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        torch.autograd.grad(cross_entropy(x, y, n), x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        loss = cross_entropy(x, y, n)
+        (grad,) = torch.autograd.grad(loss, x)
+    return graph, x, y, n, loss, grad
+
+
 def assert_close_to_torch(got, want, rows):
     (loss, grad), (ref_loss, ref_grad) = got, want
     torch.testing.assert_close(loss, ref_loss, rtol=3e-5, atol=1e-6)
@@ -115,18 +134,7 @@ def test_a_label_out_of_range_makes_the_loss_nan():
 @gpu
 def test_a_captured_loss_replays_over_new_inputs_and_live_counts():
     capacity, classes = 1024, 47
-    x = torch.zeros(capacity, classes, device=DEV, requires_grad=True)
-    y = torch.zeros(capacity, dtype=torch.int64, device=DEV)
-    n = live(capacity)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):  # warm-up: the kernel is loaded before capture
-        torch.autograd.grad(cross_entropy(x, y, n), x)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        loss = cross_entropy(x, y, n)
-        (grad,) = torch.autograd.grad(loss, x)
+    graph, x, y, n, loss, grad = captured_loss(capacity, classes)
     for seed, rows in [(1, capacity), (2, 500), (3, 1), (4, capacity)]:
         logits, labels = batch(capacity, classes, seed=seed)
         with torch.no_grad():
@@ -178,18 +186,7 @@ def test_the_arrival_counter_is_back_at_zero_after_every_launch_and_replay():
     _, blocks_done = loss_module._SCRATCH[first[0].device]
     assert blocks_done.tolist() == [0]
 
-    x = torch.zeros(capacity, classes, device=DEV, requires_grad=True)
-    y = torch.zeros(capacity, dtype=torch.int64, device=DEV)
-    n = live(capacity)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):  # warm-up, as the variants do before capture
-        torch.autograd.grad(cross_entropy(x, y, n), x)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        loss = cross_entropy(x, y, n)
-        (grad,) = torch.autograd.grad(loss, x)
+    graph, x, y, n, loss, grad = captured_loss(capacity, classes)
     for seed, rows in [(23, capacity), (24, 1000), (25, 2049)]:
         logits, labels = batch(capacity, classes, seed=seed)
         with torch.no_grad():

@@ -320,10 +320,12 @@ def test_default_pipeline_runs_end_to_end_on_the_cpu_with_added_baselines(tmp_pa
     assert {"torch-eager", "toy-baseline"} <= figure_variants(cwd, "batch_sweep")
     assert {"torch-eager", "toy-baseline", "ext-framework"} <= figure_variants(cwd, "loss")
     assert sorted((cwd / "logs" / "runs").glob("*.log"))
-    # same samples, same model: the added baseline's losses equal torch-eager's
+    # same samples, same model: the added baseline's losses equal torch-eager's, up to the last bits of CPU
+    # GEMMs in two processes (MKL's results can depend on memory alignment), which the run's steps carried
+    # to 1.9e-5 relative in one CI run (1.2e-5 in absolute terms at B=1024): 1e-4 holds that with room
     eager = summary[summary["variant"] == "torch-eager"].set_index("batch_size")["final_loss"]
     toy = summary[summary["variant"] == "toy-baseline"].set_index("batch_size")["final_loss"]
-    assert ((eager - toy).abs() / eager).max() < 1e-5
+    assert ((eager - toy).abs() / eager).max() < 1e-4
 
     # every figure is a tracked output: a deleted one is planned again, and drawn again, alone
     (cwd / "figures" / "loss.png").unlink()
