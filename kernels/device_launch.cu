@@ -85,9 +85,9 @@ extern "C" __global__ void dl_gather_labels(
 
 extern "C" __global__ void dl_sage_concat_forward(
     const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
-    float* out, i64* overflow, int threads) {
+    const i64* rows, float* out, i64* overflow, int threads) {
     ZG_TAIL(sage_concat_forward, zg_min(*n_dst, capacity) * 2 * zg_vec_width(width), threads)(
-        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+        x, width, nbr_local, counts, n_dst, capacity, fanout, rows, out, overflow);
 }
 
 extern "C" __global__ void dl_sage_concat_backward(
@@ -99,9 +99,9 @@ extern "C" __global__ void dl_sage_concat_backward(
 
 extern "C" __global__ void dl_gcn_aggregate_forward(
     const float* x, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity, int fanout,
-    float* out, i64* overflow, int threads) {
+    const i64* rows, float* out, i64* overflow, int threads) {
     ZG_TAIL(gcn_aggregate_forward, zg_min(*n_dst, capacity) * zg_vec_width(width), threads)(
-        x, width, nbr_local, counts, n_dst, capacity, fanout, out, overflow);
+        x, width, nbr_local, counts, n_dst, capacity, fanout, rows, out, overflow);
 }
 
 extern "C" __global__ void dl_gcn_aggregate_backward(

@@ -1,6 +1,10 @@
 // GCN aggregation over an ELL block with the self loop: out[p] = (x[p] + sum of x[nbr]) / (counts[p] + 1),
 // and its gradient with respect to x (destination p is also row p of x: frontiers are prefixes).
 //
+// The forward takes rows: null, or the ids of x's rows in a table x (zg_row), so that the first layer
+// reads the input features where they are, x[rows[j]] for x[j] in the self loop and the sum alike, and
+// no gather kernel writes them out first. The input features need no gradient, so no backward takes it.
+//
 // Both backwards take relu_out: x itself where x is a ReLU's output (null otherwise), so that the
 // gradient they write is already the ReLU input's (zg_relu_grad). Every use of x is here, the self loop
 // included, so the mask covers every path by which the gradient reaches x.
@@ -8,7 +12,8 @@
 
 extern "C" __global__ void gcn_aggregate_forward(
     const float* __restrict__ x, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
-    const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ out, i64* overflow) {
+    const int* __restrict__ n_dst, int capacity, int fanout, const i64* __restrict__ rows, float* __restrict__ out,
+    i64* overflow) {
     const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
     if ((width & 3) == 0) {  // float4 path: the same sums in the same order, four columns at a time
         const i64 q = width >> 2;
@@ -18,7 +23,9 @@ extern "C" __global__ void gcn_aggregate_forward(
             const i64 p = i / q, c = i - p * q;
             if (p >= live) { out4[i] = make_float4(0.f, 0.f, 0.f, 0.f); continue; }
             const int cnt = counts[p];
-            out4[i] = zg_div4(zg_add4(x4[i], zg_ell_row_sum4(x4, q, nbr_local + p * fanout, cnt, c)), (float)(cnt + 1));
+            const float4 self = x4[zg_row(rows, p) * q + c];
+            const float4 sum = zg_ell_row_sum4(x4, rows, q, nbr_local + p * fanout, cnt, c);
+            out4[i] = zg_div4(zg_add4(self, sum), (float)(cnt + 1));
         }
         return;
     }
@@ -26,7 +33,8 @@ extern "C" __global__ void gcn_aggregate_forward(
         const i64 p = i / width, c = i - p * width;
         if (p >= live) { out[i] = 0.f; continue; }  // padded rows: zero, never stale
         const int cnt = counts[p];
-        out[i] = (x[i] + zg_ell_row_sum(x, width, nbr_local + p * fanout, cnt, c)) / (float)(cnt + 1);
+        const float self = x[zg_row(rows, p) * width + c];
+        out[i] = (self + zg_ell_row_sum(x, rows, width, nbr_local + p * fanout, cnt, c)) / (float)(cnt + 1);
     }
 }
 

@@ -3,6 +3,10 @@
 // x), and its gradient with respect to x. One kernel each way: the self half needs no copy kernel, and
 // the layer's two linears become one GEMM over [aggregate | self] with K = 2 * width.
 //
+// The forward takes rows: null, or the ids of x's rows in a table x (zg_row), so that the first layer
+// reads the input features where they are, x[rows[j]] for x[j] in the self half and the sums alike, and
+// no gather kernel writes them out first. The input features need no gradient, so no backward takes it.
+//
 // Both backwards take relu_out: x itself where x is a ReLU's output (null otherwise), so that the
 // gradient they write is already the ReLU input's (zg_relu_grad). Every use of x is here, the self half
 // included, so the mask covers every path by which the gradient reaches x.
@@ -10,7 +14,8 @@
 
 extern "C" __global__ void sage_concat_forward(
     const float* __restrict__ x, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
-    const int* __restrict__ n_dst, int capacity, int fanout, float* __restrict__ out, i64* overflow) {
+    const int* __restrict__ n_dst, int capacity, int fanout, const i64* __restrict__ rows, float* __restrict__ out,
+    i64* overflow) {
     const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
     if ((width & 3) == 0) {  // float4 path: the same sums in the same order, four columns at a time
         const i64 q = width >> 2, out_q = 2 * q;
@@ -19,9 +24,9 @@ extern "C" __global__ void sage_concat_forward(
         ZG_GRID_STRIDE(i, (i64)capacity * out_q) {
             const i64 p = i / out_q, c = i - p * out_q;
             if (p >= live) { out4[i] = make_float4(0.f, 0.f, 0.f, 0.f); continue; }
-            if (c >= q) { out4[i] = x4[p * q + (c - q)]; continue; }
+            if (c >= q) { out4[i] = x4[zg_row(rows, p) * q + (c - q)]; continue; }
             const int cnt = counts[p];
-            const float4 acc = zg_ell_row_sum4(x4, q, nbr_local + p * fanout, cnt, c);
+            const float4 acc = zg_ell_row_sum4(x4, rows, q, nbr_local + p * fanout, cnt, c);
             out4[i] = cnt > 0 ? zg_div4(acc, (float)cnt) : make_float4(0.f, 0.f, 0.f, 0.f);
         }
         return;
@@ -30,9 +35,9 @@ extern "C" __global__ void sage_concat_forward(
     ZG_GRID_STRIDE(i, (i64)capacity * out_width) {
         const i64 p = i / out_width, c = i - p * out_width;
         if (p >= live) { out[i] = 0.f; continue; }  // padded rows: zero, never stale
-        if (c >= width) { out[i] = x[p * width + (c - width)]; continue; }
+        if (c >= width) { out[i] = x[zg_row(rows, p) * width + (c - width)]; continue; }
         const int cnt = counts[p];
-        const float acc = zg_ell_row_sum(x, width, nbr_local + p * fanout, cnt, c);
+        const float acc = zg_ell_row_sum(x, rows, width, nbr_local + p * fanout, cnt, c);
         out[i] = cnt > 0 ? acc / (float)cnt : 0.f;
     }
 }

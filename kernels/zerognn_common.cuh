@@ -53,10 +53,17 @@ __device__ __forceinline__ i64 zg_clamp_live(i64 live, i64 capacity, i64* overfl
     return live;
 }
 
-// Sum of column c over the sampled neighbours of one ELL row (slots with local id -1 are skipped).
-__device__ __forceinline__ float zg_ell_row_sum(const float* x, i64 width, const int* row, int cnt, i64 c) {
+// Row j of an aggregation's input x: row rows[j] of x when a row map is given (x is then a table, e.g.
+// the input features, whose rows the ids in `rows` name: the rows are read where they are, with no
+// gathered copy), else row j. The map changes which row is read, never the order of the additions.
+__device__ __forceinline__ i64 zg_row(const i64* rows, i64 j) { return rows == nullptr ? j : rows[j]; }
+
+// Sum of column c over the sampled neighbours of one ELL row (slots with local id -1 are skipped); x's
+// rows are read through `rows` (zg_row; null: row j is x's row j).
+__device__ __forceinline__ float zg_ell_row_sum(const float* x, const i64* rows, i64 width, const int* row, int cnt,
+                                                i64 c) {
     float acc = 0.f;
-    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc += x[(i64)row[k] * width + c];
+    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc += x[zg_row(rows, row[k]) * width + c];
     return acc;
 }
 
@@ -73,9 +80,10 @@ __device__ __forceinline__ float4 zg_add4(float4 a, float4 b) {
 __device__ __forceinline__ float4 zg_div4(float4 a, float d) { return make_float4(a.x / d, a.y / d, a.z / d, a.w / d); }
 
 // zg_ell_row_sum over float4 column group c of rows of width q float4s (same order of additions).
-__device__ __forceinline__ float4 zg_ell_row_sum4(const float4* x, i64 q, const int* row, int cnt, i64 c) {
+__device__ __forceinline__ float4 zg_ell_row_sum4(const float4* x, const i64* rows, i64 q, const int* row, int cnt,
+                                                  i64 c) {
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc = zg_add4(acc, x[(i64)row[k] * q + c]);
+    for (int k = 0; k < cnt; ++k) if (row[k] >= 0) acc = zg_add4(acc, x[zg_row(rows, row[k]) * q + c]);
     return acc;
 }
 

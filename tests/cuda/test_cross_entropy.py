@@ -242,3 +242,64 @@ def test_shapes_and_the_live_count_are_checked():
         cross_entropy(logits, labels, torch.tensor([20]))
     with pytest.raises(ZeroGNNError, match="needs a CUDA .* tensor, got a torch.float32 tensor on cpu"):
         cross_entropy(logits, labels)  # fp32 takes the kernel, which runs on a GPU only
+
+
+def _through_a_layer(logits_in, labels, run_backward):
+    """Gradients of a weight under the loss, with ``run_backward(loss)`` doing the backward."""
+    w = torch.eye(logits_in.shape[1], device=logits_in.device).requires_grad_(True)
+    loss = cross_entropy(logits_in @ w, labels)
+    run_backward(loss)
+    return loss.detach(), w.grad
+
+
+@gpu
+@pytest.mark.parametrize("rows, classes", [(1, 7), (1024, 47), (70_000, 172)])
+def test_backward_gives_the_same_bits_as_loss_backward(rows, classes):
+    logits, labels = batch(rows, classes, seed=3)
+    want = _through_a_layer(logits, labels, lambda loss: loss.backward())
+    got = _through_a_layer(logits, labels, loss_module.backward)
+    assert torch.equal(bits(got[0]), bits(want[0])) and torch.equal(bits(got[1]), bits(want[1]))
+
+
+@gpu
+def test_backward_launches_no_fill_and_no_scale():
+    logits, labels = batch(1024, 47, seed=4)
+    for run_backward in (loss_module.backward, loss_module.backward):  # the first call warms up
+        w = torch.eye(47, device=DEV).requires_grad_(True)
+        loss = cross_entropy(logits @ w, labels)
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            run_backward(loss)
+            torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert names and not [n for n in names if "Fill" in n or "Mul" in n], names
+
+
+def _fake_launch(logits, labels, n_rows, overflow, want_grad):
+    """The kernel's results computed by PyTorch, so that backward's routing runs on the CPU."""
+    with torch.enable_grad():  # a Function's forward runs without it
+        x = logits.detach().requires_grad_(True)
+        loss = F.cross_entropy(x, labels)
+        loss.backward()
+    return loss.detach(), x.grad if want_grad else None
+
+
+def test_backward_sends_the_stashed_gradient_to_the_logits(monkeypatch):
+    monkeypatch.setattr(loss_module, "_launch", _fake_launch)
+    logits, labels = batch(64, 10, seed=5, device="cpu")
+    w = torch.randn(10, 10, generator=torch.Generator().manual_seed(6))
+    grads = []
+    for run_backward in (lambda loss: loss.backward(), loss_module.backward):
+        weight = w.clone().requires_grad_(True)
+        loss = loss_module._CrossEntropy.apply(logits @ weight, labels, None, None)
+        run_backward(loss)
+        grads.append(weight.grad)
+    torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)
+    with pytest.raises(ZeroGNNError, match="has run already"):
+        loss_module.backward(loss)
+
+
+def test_backward_of_any_other_loss_is_its_own():
+    x = torch.randn(5, 3, requires_grad=True)
+    loss_module.backward(F.cross_entropy(x, torch.zeros(5, dtype=torch.int64)))
+    assert x.grad is not None and x.grad.shape == (5, 3)

@@ -10,6 +10,7 @@ from tests.conftest import random_graph
 from zerognn import rng
 from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
+from zerognn.cuda.gather import gather_labels, gather_rows
 from zerognn.cuda.launch import device_launched, launch
 from zerognn.determinism import deterministic
 from zerognn.models import TORCH_OPS
@@ -144,9 +145,9 @@ def test_gathers(width):
     labels = torch.randint(0, 9, (1000,), device=DEV)
     ids = torch.randint(0, 1000, (257,), device=DEV)
     overflow = sampling.new_overflow(DEV)
-    rows = sampling.gather_rows(table, ids, live(200), overflow)
+    rows = gather_rows(table, ids, live(200), overflow)
     assert torch.equal(rows[:200], table[ids[:200]]) and torch.all(rows[200:] == 0)
-    assert torch.equal(sampling.gather_labels(labels, ids, live(257), overflow), labels[ids])
+    assert torch.equal(gather_labels(labels, ids, live(257), overflow), labels[ids])
     assert overflow.tolist() == [0, 0]
 
 
@@ -210,13 +211,13 @@ def test_row_kernels_never_write_past_their_capacity():
     capacity = 200
     out = torch.full((block.num_dst, 32), float("nan"), device=DEV)
     launch("sage_concat_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(300), np.int32(capacity),
-           np.int32(block.fanout), out, block.overflow)
+           np.int32(block.fanout), None, out, block.overflow)
     assert block.overflow.tolist() == [1, 300]
     assert not out[:capacity].isnan().any() and out[capacity:].isnan().all()
     # a live count below the capacity: the rows between them are zeroed (finite for fixed-size layers)
     out.fill_(float("nan"))
     launch("sage_concat_forward", 4, x, np.int64(16), block.nbr_local, block.counts, live(150), np.int32(capacity),
-           np.int32(block.fanout), out, block.overflow)
+           np.int32(block.fanout), None, out, block.overflow)
     assert torch.all(out[150:capacity] == 0) and out[capacity:].isnan().all()
     overflow = sampling.new_overflow(DEV)
     ids = torch.arange(50, device=DEV)

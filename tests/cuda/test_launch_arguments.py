@@ -14,6 +14,7 @@ from zerognn.cuda import loss as loss_module
 from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.build import operators
+from zerognn.cuda.gather import GatheredRows, gather_labels, gather_rows
 from zerognn.cuda.launch import device_launched, kernel_arguments, signature
 from zerognn.cuda.loss import CE_BLOCKS, CE_THREADS, cross_entropy
 from zerognn.determinism import deterministic
@@ -24,7 +25,7 @@ from zerognn.fixed_launch import device_loop, step_control
 def _sage_args(**change):
     args = dict(x=torch.zeros(8, 4), width=np.int64(4), nbr_local=torch.zeros(6, dtype=torch.int32),
                 counts=torch.zeros(2, dtype=torch.int32), n_dst=torch.zeros(1, dtype=torch.int32),
-                capacity=np.int32(2), fanout=np.int32(3), out=torch.zeros(2, 8),
+                capacity=np.int32(2), fanout=np.int32(3), rows=None, out=torch.zeros(2, 8),
                 overflow=torch.zeros(2, dtype=torch.int64))
     args.update(change)
     return tuple(args.values())
@@ -32,8 +33,8 @@ def _sage_args(**change):
 
 def test_signatures_come_from_the_cu_declarations():
     params = signature("sage_concat_forward")
-    assert [p.name for p in params] == ["x", "width", "nbr_local", "counts", "n_dst", "capacity", "fanout", "out",
-                                        "overflow"]
+    assert [p.name for p in params] == ["x", "width", "nbr_local", "counts", "n_dst", "capacity", "fanout", "rows",
+                                        "out", "overflow"]
     assert [(p.ctype, p.pointer) for p in params[:2]] == [("float", True), ("i64", False)]
     # the device-side parents take the launch's thread count last
     assert signature("dl_sage_concat_forward")[-1].name == "threads"
@@ -41,8 +42,8 @@ def test_signatures_come_from_the_cu_declarations():
 
 
 def test_a_launch_with_the_wrong_arguments_is_a_clear_error():
-    assert len(kernel_arguments("sage_concat_forward", _sage_args(), on_device=False)) == 9
-    with pytest.raises(ZeroGNNError, match=r"kernel sage_concat_forward takes 9 arguments \(x, width, .*got 8"):
+    assert len(kernel_arguments("sage_concat_forward", _sage_args(), on_device=False)) == 10
+    with pytest.raises(ZeroGNNError, match=r"kernel sage_concat_forward takes 10 arguments \(x, width, .*got 9"):
         kernel_arguments("sage_concat_forward", _sage_args()[:-1], on_device=False)
     with pytest.raises(ZeroGNNError, match=r"parameter x \(float\*\) needs a tensor of torch.float32, got a "
                                            r"torch.float64 tensor"):
@@ -51,6 +52,9 @@ def test_a_launch_with_the_wrong_arguments_is_a_clear_error():
         kernel_arguments("sage_concat_forward", _sage_args(width=4), on_device=False)
     with pytest.raises(ZeroGNNError, match=r"parameter capacity \(int\) needs a np.int32 scalar, got int64"):
         kernel_arguments("sage_concat_forward", _sage_args(capacity=np.int64(2)), on_device=False)
+    with pytest.raises(ZeroGNNError, match=r"parameter rows \(i64\*\) needs a tensor of torch.int64, got a "
+                                           r"torch.int32 tensor"):
+        kernel_arguments("sage_concat_forward", _sage_args(rows=torch.zeros(8, dtype=torch.int32)), on_device=False)
     with pytest.raises(ZeroGNNError, match="needs a CUDA .* tensor, got a torch.float32 tensor on cpu"):
         kernel_arguments("sage_concat_forward", _sage_args())
 
@@ -88,10 +92,13 @@ def _exercise_every_launch_site(step_control_too: bool = True):
     values = torch.empty_like(keys, dtype=torch.int32)
     new_count = sampling.dedupe(frontier, n, nbr, counts, 3, keys, values, bits, overflow)
     sampling.relabel(frontier, n, bits, new_count, nbr, counts, 3, keys, values, 40, overflow)
-    sampling.gather_rows(torch.zeros(200, 8), frontier, n, overflow)
-    sampling.gather_labels(torch.zeros(200, dtype=torch.int64), frontier, n, overflow)
+    gather_rows(torch.zeros(200, 8), frontier, n, overflow)
+    gather_labels(torch.zeros(200, dtype=torch.int64), frontier, n, overflow)
     block = EllBlock(4, 10, 3, torch.zeros(12, dtype=torch.int32), torch.zeros(4, dtype=torch.int32),
                      torch.tensor([4], dtype=torch.int32), overflow)
+    # the first layer's forwards over feature rows read through the frontier's ids (no backward)
+    for op in (CUDA_OPS.sage, CUDA_OPS.gcn):
+        op(GatheredRows(torch.zeros(200, 8), frontier, n, overflow), block)
     # both backward forms (scatter, and pulling through the transpose), each without and with the ReLU fold
     for ordered in (False, True):
         with deterministic(ordered):
@@ -266,3 +273,43 @@ def test_sample_neighbors_and_its_parent_take_a_nullable_table_of_int64_keys():
         params = {p.name: p for p in signature(kernel)}
         assert (params["table_keys"].ctype, params["table_keys"].pointer) == ("i64", True), kernel
         assert (params["table_size"].ctype, params["table_size"].pointer) == ("i64", False), kernel
+
+
+@pytest.mark.parametrize("device_side", [False, True])
+@pytest.mark.parametrize("op", ["sage", "gcn"])
+def test_the_forwards_read_x_through_the_ids_of_gathered_rows_and_directly_otherwise(monkeypatch, op, device_side):
+    """The forward (host-launched or through its device-side parent) gets a null ``rows`` for a tensor x, and
+    for ``GatheredRows`` the table as x and the ids tensor itself as ``rows``; no gather kernel runs."""
+    launched = []
+    _shim_launches(monkeypatch, launched)
+    overflow = sampling.new_overflow("cpu")
+    block = EllBlock(4, 10, 3, torch.zeros(12, dtype=torch.int32), torch.zeros(4, dtype=torch.int32),
+                     torch.tensor([4], dtype=torch.int32), overflow)
+    kernel = {"sage": "sage_concat", "gcn": "gcn_aggregate"}[op]
+    kernel = f"{'dl_' if device_side else ''}{kernel}_forward"
+    params = [p.name for p in signature(kernel)]
+    table, ids = torch.randn(200, 8), torch.randperm(200)[:10]
+    x = torch.randn(10, 8)
+    with device_launched() if device_side else contextlib.nullcontext():
+        for given in (x, GatheredRows(table, ids, torch.tensor([10], dtype=torch.int32), overflow)):
+            launched.clear()
+            out = getattr(CUDA_OPS, op)(given, block)
+            assert out.shape == (4, {"sage": 16, "gcn": 8}[op]) and out.grad_fn is None
+            (args,) = [args for name, args in launched if name == kernel]
+            assert [name for name, _ in launched] == [kernel]  # no gather kernel
+            rows, source = args[params.index("rows")], args[params.index("x")]
+            if given is x:
+                assert rows is None and source.data_ptr() == x.data_ptr()
+                assert kernel_arguments(kernel, args, on_device=False)[params.index("rows")] == 0  # a null pointer
+            else:
+                assert rows is ids and source is table
+                assert kernel_arguments(kernel, args, on_device=False)[params.index("rows")] == ids.data_ptr()
+
+
+def test_the_sage_and_gcn_forwards_and_their_parents_take_nullable_int64_rows():
+    for name in ("sage_concat_forward", "gcn_aggregate_forward"):
+        for kernel in (name, f"dl_{name}"):
+            params = [p.name for p in signature(kernel)]
+            rows = signature(kernel)[params.index("rows")]
+            assert (rows.ctype, rows.pointer) == ("i64", True), kernel
+            assert params[params.index("rows") + 1] == "out", kernel  # where the backwards take relu_out

@@ -18,8 +18,31 @@ def test_sage_flops_count_forward_weight_and_input_gradients():
     layer = [2 * 54668 * 200 * 256, 2 * 7452 * 512 * 256, 2 * 1024 * 512 * 47]
     assert flops == pytest.approx(2 * layer[0] + 3 * layer[1] + 3 * layer[2])
     assert flops / 1e9 == pytest.approx(17.2, abs=0.05)
-    gather = 8 * 173198 * 100
-    assert 0.55e9 < nbytes < 0.65e9 and nbytes > gather
+    assert 0.44e9 < nbytes < 0.49e9  # no feature gather: the first layer reads the rows through the ids
+
+
+def test_the_feature_gather_counts_only_for_a_model_that_takes_its_input_gathered():
+    """SAGE and GCN read the feature rows in place (``fuses_input_gather``): the floor counts no gathered
+    copy and the ideal memory holds none; GAT's first GEMM takes the rows gathered: read and a copy written
+    once, and the copy held."""
+    sizes = StepSizes((10.0, 40.0, 100.0), (35.0, 90.0))
+    gathered_copy = 100 * 8  # the last frontier's feature rows
+    for name in ("sage", "gcn"):
+        model = build_model(name, 8, 16, 3, 2, seed=0)
+        assert model.fuses_input_gather is True
+        work, memory = step_work(model, sizes), step_memory(model, sizes)
+        model.fuses_input_gather = False  # the same model, taking its input gathered
+        assert step_work(model, sizes)[1] - work[1] == pytest.approx(2 * 4 * gathered_copy)  # read, written
+        assert step_work(model, sizes)[0] == work[0]
+        assert step_memory(model, sizes) - memory == 4 * gathered_copy
+        assert step_memory(model, sizes, 2) - step_memory(build_model(name, 8, 16, 3, 2, seed=0), sizes, 2) == (
+            2 * gathered_copy)  # bf16 rows: 2 bytes an element
+    gat = build_model("gat", 8, 16, 3, 2, seed=0)
+    assert not getattr(gat, "fuses_input_gather", False)
+    fused_gat = build_model("gat", 8, 16, 3, 2, seed=0)
+    fused_gat.fuses_input_gather = True
+    assert step_work(gat, sizes)[1] - step_work(fused_gat, sizes)[1] == pytest.approx(2 * 4 * gathered_copy)
+    assert step_memory(gat, sizes) - step_memory(fused_gat, sizes) == 4 * gathered_copy
 
 
 def test_gcn_and_gat_count_their_own_gemm_rows():
@@ -88,6 +111,10 @@ def test_the_ideal_memory_counts_the_steps_own_tensors_at_live_sizes():
     params = sum(p.numel() for p in model.parameters())
     by_hand = (12 * params                      # gradients and Adam's two moments
                + 4 * (10 + 40 + 100 + 35 + 90)  # one id per frontier node and per sampled edge
-               + 4 * 100 * 8                    # the gathered features (the last frontier's rows)
                + 4 * 40 * 16 + 4 * 10 * 3)      # each layer's output: hidden on hop 1's nodes, classes on the seeds
-    assert step_memory(model, sizes) == by_hand
+    assert step_memory(model, sizes) == by_hand  # no gathered features: SAGE reads them through the ids
+    gat = build_model("gat", 8, 16, 3, 2, seed=0)
+    gat_by_hand = (12 * sum(p.numel() for p in gat.parameters()) + 4 * (10 + 40 + 100 + 35 + 90)
+                   + 4 * 100 * 8                # the gathered features (the last frontier's rows), GAT's GEMM input
+                   + 4 * 40 * 16 + 4 * 10 * 3)
+    assert step_memory(gat, sizes) == gat_by_hand

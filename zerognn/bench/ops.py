@@ -16,6 +16,7 @@ import torch
 from .. import rng
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..cuda.gather import GatheredRows, gather_rows
 from ..datasets.store import Dataset
 from ..measure.timing import micro_time_us
 from ..sampling import batch_seeds, epoch_permutation, hop_key
@@ -71,9 +72,17 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
 
     width = ds.num_features
     results.append(OpTiming(f"gather features ({n:,} x {width})", micro_time_us(
-        lambda: sampling.gather_rows(ds.features, frontier, n_dev, overflow), warmup, repeats), n * (8 + 8 * width)))
+        lambda: gather_rows(ds.features, frontier, n_dev, overflow), warmup, repeats), n * (8 + 8 * width)))
 
     block, edges = blocks[-1]  # the first GNN layer aggregates the last hop over the widest input
+    # What SAGE's and GCN's first layer runs in place of the gather and an aggregation over its output: the
+    # forward reading the feature rows through the frontier's ids (zerognn.cuda.gather.model_input).
+    features = GatheredRows(ds.features, frontier, n_dev, overflow)
+    for op, widen in (("sage", 2), ("gcn", 1)):
+        fwd = getattr(CUDA_OPS, op)
+        results.append(OpTiming(f"{op} forward over features by id ({block.num_dst:,} <- {block.num_src:,})",
+                                micro_time_us(lambda: fwd(features, block), warmup, repeats),
+                                block.num_src * (8 + 4 * width) + edges * 4 + block.num_dst * (4 + widen * 4 * width)))
     x = torch.randn(block.num_src, hidden, device=dev)
     rows = 4 * hidden
     for op, widen in (("sage", 2), ("gcn", 1)):

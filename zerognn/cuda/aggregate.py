@@ -19,6 +19,12 @@ what the ReLU's own backward (PyTorch's ``threshold_backward``) would have done 
 kernel per layer; the model's ReLU then passes its gradient through (``zerognn.models.dense.linear``'s
 ``relu_backward_downstream``). The saved x is the ReLU's output the dense layer would otherwise have
 saved, so the step keeps no more memory.
+
+``sage`` and ``gcn`` also take, as x, the rows of a table named by ids (``zerognn.cuda.gather.GatheredRows``,
+what ``model_input`` hands SAGE's and GCN's first layer): the forward kernel then reads ``table[ids[j]]``
+wherever it would read row j of x — the same additions in the same order, so the same bits as over the
+rows gathered first — and no gather kernel runs. Such rows (the input features) take no gradient, so that
+forward runs outside autograd.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import numpy as np
 import torch
 
 from .. import determinism
+from ..errors import ZeroGNNError
+from .gather import GatheredRows
 from .launch import grid_for, launch, vector_width
 
 
@@ -70,20 +78,34 @@ def transpose(block: EllBlock) -> EllTranspose:
 
 
 def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: int, out_width: int,
-             relu_out: torch.Tensor | None = None) -> torch.Tensor:
+             relu_out: torch.Tensor | None = None, row_ids: torch.Tensor | None = None) -> torch.Tensor:
     """Launch a row kernel over ``src`` into a new [rows, out_width] buffer (zeroed for a backward).
 
     ``width`` is the kernel's row width: that of the forward input x, in both directions. A forward
-    moves float4s where the width allows; a backward scatters single floats, masked by ``relu_out``
-    (the forward's x, when it is a ReLU's output; None passes a null pointer).
+    moves float4s where the width allows, reading row ``row_ids[j]`` of ``src`` for row j of x when given
+    (None passes a null pointer: row j); a backward scatters single floats, masked by ``relu_out`` (the
+    forward's x, when it is a ReLU's output; None passes a null pointer).
     """
     backward = name.endswith("backward")
     out = (torch.zeros if backward else torch.empty)((rows, out_width), dtype=torch.float32, device=src.device)
     items = block.num_dst * (src.shape[1] if backward else out_width // width * vector_width(width))
     head = (src.contiguous(), np.int64(width), block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst),
             np.int32(block.fanout))
-    launch(name, grid_for(items), *head, *((relu_out,) if backward else ()), out, block.overflow)
+    launch(name, grid_for(items), *head, relu_out if backward else row_ids, out, block.overflow)
     return out
+
+
+def _forward_over_rows(x: GatheredRows, block: EllBlock, op: str, widen: int, relu_input: bool) -> torch.Tensor:
+    """``<op>_forward`` over the rows of ``x.table`` that ``x.ids`` name, read in place (no gathered copy).
+    Outside autograd: the rows are input features, which take no gradient."""
+    if x.table.requires_grad:
+        raise ZeroGNNError(f"{op} reads the rows of a table through ids in its forward alone and gives the table no "
+                           f"gradient, but the table requires a gradient")
+    if relu_input:
+        raise ZeroGNNError(f"{op} was told its input is a ReLU's output, but it is the rows of a table read "
+                           f"through ids (the input features), which no ReLU made")
+    width = x.table.shape[1]
+    return _rowwise(f"{op}_forward", x.table, block, block.num_dst, width, widen * width, row_ids=x.ids)
 
 
 class _RowAggregation(torch.autograd.Function):
@@ -165,14 +187,21 @@ class CudaOps:
     """``AggregationOps`` over ``EllBlock``s, on our kernels.
 
     ``folds_relu_backward``: ``sage`` and ``gcn`` called with ``relu_input=True`` mask their input's
-    gradient by the ReLU that made x, so the model's ReLU must not mask it again."""
+    gradient by the ReLU that made x, so the model's ReLU must not mask it again.
+    ``accepts_gathered_rows``: ``sage`` and ``gcn`` take a ``GatheredRows`` as x and read its rows in
+    place (``zerognn.cuda.gather.model_input`` hands one to models that declare ``fuses_input_gather``)."""
 
     folds_relu_backward = True
+    accepts_gathered_rows = True
 
-    def sage(self, x: torch.Tensor, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
+    def sage(self, x: torch.Tensor | GatheredRows, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
+        if isinstance(x, GatheredRows):
+            return _forward_over_rows(x, block, "sage_concat", 2, relu_input)
         return _RowAggregation.apply(x, block, "sage_concat", 2, relu_input)
 
-    def gcn(self, x: torch.Tensor, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
+    def gcn(self, x: torch.Tensor | GatheredRows, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
+        if isinstance(x, GatheredRows):
+            return _forward_over_rows(x, block, "gcn_aggregate", 1, relu_input)
         return _RowAggregation.apply(x, block, "gcn_aggregate", 1, relu_input)
 
     def gat(self, z, score_src, score_dst, block: EllBlock, negative_slope: float) -> torch.Tensor:

@@ -3,7 +3,8 @@
 ``kernels/cross_entropy.cu`` computes the mean cross-entropy of fp32 logits [rows, classes] against int64
 labels and its gradient with respect to the logits in one launch, where ``F.cross_entropy`` runs log_softmax
 and nll_loss forward and their backwards as separate kernels. The forward stashes the gradient; the
-backward only scales it by the incoming gradient of the loss (one elementwise kernel).
+backward only scales it by the incoming gradient of the loss (one elementwise kernel), and ``backward(loss)``
+skips even that: the stashed gradient goes straight to the logits.
 
 The launch is a fixed grid, ``CE_BLOCKS`` blocks of ``CE_THREADS`` threads whatever the rows: global warp g
 takes rows g, g + CE_BLOCKS * CE_THREADS / 32, ..., so which warp adds which row depends on the row index
@@ -71,6 +72,7 @@ class _CrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, labels, n_rows, overflow):
         loss, ctx.grad = _launch(logits, labels, n_rows, overflow, ctx.needs_input_grad[0])
+        ctx.logits = logits if ctx.grad is not None else None  # for backward(loss): the gradient's destination
         return loss
 
     @staticmethod
@@ -95,3 +97,22 @@ def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, n_rows: torch.Tens
     if n_rows is not None and (n_rows.dtype != torch.int32 or n_rows.numel() != 1):
         raise ZeroGNNError(f"cross_entropy's n_rows is an int32 [1] tensor, got {n_rows.dtype} {tuple(n_rows.shape)}")
     return _CrossEntropy.apply(logits.contiguous(), labels.contiguous(), n_rows, overflow)
+
+
+def backward(loss: torch.Tensor) -> None:
+    """``loss.backward()``, for a loss from ``cross_entropy`` without its two extra kernels.
+
+    ``loss.backward()`` seeds the loss's gradient with a fill kernel (ones) and scales the stashed gradient of
+    the logits by it, one more elementwise kernel, to multiply by 1. Here the stashed gradient goes to the
+    logits as is (``torch.autograd.backward(logits, grad)``): the same gradients, bit for bit, two GPU
+    activities fewer per step. A loss of any other origin (PyTorch's, the dtype fallback) runs its own
+    ``backward()``. Like ``backward()`` it frees the graph it ran through; calling it twice is an error."""
+    node = loss.grad_fn
+    if not isinstance(node, _CrossEntropy._backward_cls):
+        loss.backward()
+        return
+    if node.logits is None:
+        raise ZeroGNNError("this loss's backward has run already (or its logits needed no gradient)")
+    logits, grad = node.logits, node.grad
+    node.logits = node.grad = None  # neither outlives the backward
+    torch.autograd.backward(logits, grad)

@@ -1,4 +1,5 @@
-"""PyTorch-facing wrappers of the sampling kernels: one hop's sample, dedupe and relabel, and gathers.
+"""PyTorch-facing wrappers of the sampling kernels: one hop's sample, dedupe and relabel (the gathers of
+features and labels by node id are in ``zerognn.cuda.gather``).
 
 Every wrapper takes its live counts as int32 device scalars and its buffers with explicit capacities,
 so the same calls serve exact sizes (host-mediated: capacities = live sizes, read back by the host)
@@ -16,7 +17,7 @@ import torch
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from .aggregate import EllBlock
-from .launch import THREADS, grid_for, launch, vector_width
+from .launch import THREADS, grid_for, launch
 
 MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
 RANK_WORDS = 1024  # ZG_RANK_WORDS: bitmap words per block of rank_new_nodes and relabel_nodes
@@ -122,22 +123,6 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, new_bits: NewNodeB
     launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
            table_keys, table_values, mask, nbr_local)
     return next_frontier, next_count, nbr_local
-
-
-def gather_rows(table: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, overflow: torch.Tensor,
-                grid: int | None = None) -> torch.Tensor:
-    """``table[ids[:n_ids]]`` into a buffer with one row per id slot (float32 rows)."""
-    out = torch.empty(ids.numel(), table.shape[1], dtype=torch.float32, device=ids.device)
-    launch("gather_rows", grid or grid_for(ids.numel() * vector_width(table.shape[1])), table,
-           np.int64(table.shape[1]), ids, n_ids, np.int32(ids.numel()), out, overflow)
-    return out
-
-
-def gather_labels(labels: torch.Tensor, ids: torch.Tensor, n_ids: torch.Tensor, overflow: torch.Tensor,
-                  grid: int | None = None) -> torch.Tensor:
-    out = torch.empty(ids.numel(), dtype=torch.int64, device=ids.device)
-    launch("gather_labels", grid or grid_for(out.numel()), labels, ids, n_ids, np.int32(ids.numel()), out, overflow)
-    return out
 
 
 @dataclass

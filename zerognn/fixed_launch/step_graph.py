@@ -24,7 +24,8 @@ import torch
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.capture import capturing
-from ..cuda.loss import cross_entropy
+from ..cuda.gather import gather_labels, model_input
+from ..cuda.loss import backward, cross_entropy
 from ..distributed import average_gradients
 from ..errors import ZeroGNNError
 from ..measure.trace import phase
@@ -107,14 +108,16 @@ class StepGraph:
             # The captured buffers: after each replay they hold that step's sample (read by tests).
             self.sampled: tuple[list[torch.Tensor], list[EllBlock]] = (frontiers, blocks)
         with phase("gather"):
-            x = sampling.gather_rows(ds.features, frontier, n_live, rows_record)
-            y = sampling.gather_labels(ds.labels, control.seeds, control.live[0:1], rows_record)
+            # SAGE's and GCN's first layer reads the feature rows through the frontier's ids: no gather kernel
+            x = model_input(ctx.model, CUDA_OPS, ds.features, frontier, n_live, rows_record)
+            y = gather_labels(ds.labels, control.seeds, control.live[0:1], rows_record)
         with phase("forward"):
             loss = cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, control.live[0:1], rows_record)
-            # The gathered features are dead once the first layer has read them: free them before the
-            # backward (as the eager variants' scopes do), or the graph's working set keeps them.
+            # Gathered features (GAT) are dead once the first layer has read them: free them before the
+            # backward (as the eager variants' scopes do), or the graph's working set keeps them. SAGE's
+            # and GCN's x holds no buffer (the rows are read through the ids).
             del x
-            loss.backward()
+            backward(loss)
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
         with phase("optimizer"):

@@ -11,10 +11,16 @@ variant that pays for it. The sizes come from the reference sampler on the timed
   runs on (``dense_rows``: destinations for SAGE and GCN, which aggregate first; sources for GAT,
   which projects every source row before attention).
 * **Bytes**: each hop's sampling (the frontier's two row offsets, one column id read and one local id
-  written per sampled edge), the feature gather (rows read and written once), each layer's input read
-  and output written forward, its output gradient and input read again and (but for the first layer)
-  its input gradient written backward — GAT also writes and reads its projected rows — and Adam's
-  update (parameter, gradient and two moments read; parameter and moments written).
+  written per sampled edge), each layer's input read and output written forward, its output gradient
+  and input read again and (but for the first layer) its input gradient written backward — GAT also
+  writes and reads its projected rows — and Adam's update (parameter, gradient and two moments read;
+  parameter and moments written). The first layer's input is the feature rows of the last frontier:
+  for SAGE and GCN (``fuses_input_gather``) its read is the one read of those rows, through the
+  frontier's ids, and no gathered copy is written or read; GAT, whose first GEMM takes the rows
+  gathered, also counts the gather (rows read and a copy written once). Writing a gathered copy is no
+  work a SAGE or GCN step must do (the CUDA variants' first aggregation reads the rows in place), so
+  the floor stays a lower bound for every variant: those that still gather (``torch-eager``,
+  ``torch-compile``) pay for their copy against it.
 
 Peaks come from ``GPU_PEAKS``, keyed by the exact name CUDA reports; an unknown GPU gets no floor
 (None), never a guess. The FLOP peak is the one of the run's precision (``zerognn.precision``): fp32 FFMA
@@ -88,7 +94,8 @@ def step_work(model: nn.Module, sizes: StepSizes, activation_bytes: int = 4) -> 
     activations of ``activation_bytes`` per element (the precision's; parameters, Adam and ids stay 4).
 
     The model names its layer widths (``widths``: input, hidden..., output), its GEMMs' weights
-    (``lins``) and whether those run on a layer's destination or source rows (``dense_rows``).
+    (``lins``), whether those run on a layer's destination or source rows (``dense_rows``) and whether its
+    first layer reads the feature rows in place (``fuses_input_gather``) or takes them gathered.
     """
     a = activation_bytes
     layers = len(model.lins)
@@ -97,7 +104,8 @@ def step_work(model: nn.Module, sizes: StepSizes, activation_bytes: int = 4) -> 
     nbytes = sum(4 * 7 * p.numel() for p in model.parameters())  # Adam: p, g, m, v read; p, m, v written
     for h, edges in enumerate(sizes.edges):
         nbytes += 16 * sizes.frontiers[h] + 8 * edges
-    nbytes += 2 * a * sizes.frontiers[-1] * model.widths[0]  # the feature gather
+    if not getattr(model, "fuses_input_gather", False):  # the feature gather: rows read, a copy written
+        nbytes += 2 * a * sizes.frontiers[-1] * model.widths[0]
     for i, lin in enumerate(model.lins):
         n_src, n_dst = sizes.frontiers[layers - i], sizes.frontiers[layers - i - 1]
         gemm = 2.0 * (n_src if projects_sources else n_dst) * lin.weight.numel()
@@ -114,13 +122,16 @@ def step_memory(model: nn.Module, sizes: StepSizes, activation_bytes: int = 4) -
     """The ideal memory of one training step of ``model`` over ``sizes`` (``ideal_mem_bytes``): the bytes of
     the tensors the step keeps at once at its live sizes, above the resident dataset and parameters — the
     parameters' gradients and Adam's two moments, one id per node of every frontier and per sampled edge,
-    the gathered feature rows and every layer's output, all alive when the forward pass ends. Every
-    variant computes this step, so none can hold less; exact-size allocation of these alone is the ideal.
-    Feature rows and outputs take ``activation_bytes`` per element (the precision's)."""
+    GAT's gathered feature rows (its first GEMM's input, saved for its weight gradient; SAGE and GCN,
+    ``fuses_input_gather``, read the rows in place through the frontier's ids and need no copy) and every
+    layer's output, all alive when the forward pass ends. Every variant computes this step, so none can
+    hold less; exact-size allocation of these alone is the ideal. Feature rows and outputs take
+    ``activation_bytes`` per element (the precision's)."""
     layers, a = len(model.lins), activation_bytes
     nbytes = 12 * sum(p.numel() for p in model.parameters())
     nbytes += 4 * (sum(sizes.frontiers) + sum(sizes.edges))
-    nbytes += a * sizes.frontiers[-1] * model.widths[0]
+    if not getattr(model, "fuses_input_gather", False):
+        nbytes += a * sizes.frontiers[-1] * model.widths[0]
     nbytes += sum(a * sizes.frontiers[layers - i - 1] * model.widths[i + 1] for i in range(layers))
     return int(nbytes)
 

@@ -80,7 +80,9 @@ _API_SUFFIX = re.compile(r"(_v\d+|_ptsz|_ptds)+$")
 
 # GPU activity classes for the breakdown of a step's GPU time, by what the kernel's name contains (the
 # first class that matches). The suite's own kernels and cuBLAS are named; PyTorch's generic kernels
-# (elementwise, fills, reductions, scatters) and copies and memsets fall into "other".
+# (elementwise, fills, reductions, scatters) and copies and memsets fall into "other". SAGE's and GCN's
+# feature rows are read by their first aggregation (through the frontier's ids), so in the CUDA variants
+# their gather class holds the labels' gather alone; GAT's features are gathered first (gather_rows).
 KERNEL_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sampling", ("sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes",
                   "relabel_neighbors")),

@@ -37,6 +37,7 @@ class _HeadScores(torch.autograd.Function):
 
 class GAT(nn.Module):
     dense_rows = "src"  # it projects every source row before attention (zerognn.measure.floor)
+    # No fuses_input_gather: its first layer's GEMM takes x itself, so the feature rows are gathered first.
 
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int, heads: int = 4,
                  negative_slope: float = 0.2):

@@ -11,6 +11,9 @@ from .ops import AggregationOps
 
 class GCN(nn.Module):
     dense_rows = "dst"  # its GEMM runs on destination rows (zerognn.measure.floor)
+    # Its first layer reads x only through ops.gcn, so ops that accept rows read through ids get the feature
+    # rows so, with no gathered copy (zerognn.cuda.gather.model_input; zerognn.measure.floor counts none).
+    fuses_input_gather = True
 
     def __init__(self, in_dim: int, hidden: int, out_dim: int, num_layers: int):
         super().__init__()

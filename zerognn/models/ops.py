@@ -9,6 +9,10 @@ An ops object whose ``folds_relu_backward`` is true masks, in ``sage`` and ``gcn
 ``relu_input=True``, the gradient it returns for x by x > 0 (x being a ReLU's output), so the model's ReLU
 runs no backward kernel of its own; without the attribute (or with it false) the models never pass
 ``relu_input`` and the ReLU's backward masks as usual.
+
+An ops object whose ``accepts_gathered_rows`` is true also takes, as ``sage``'s and ``gcn``'s x, the rows of a
+table named by ids, not yet gathered (``zerognn.cuda.gather.GatheredRows``): what the CUDA variants hand the
+first layer of a model that declares ``fuses_input_gather`` (SAGE, GCN: x reaches nothing but that call).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ..sampling import Hop
 
 class AggregationOps(Protocol):
     folds_relu_backward: bool  # optional: whether sage/gcn take relu_input and mask x's gradient by x > 0
+    accepts_gathered_rows: bool  # optional: whether sage/gcn take rows of a table read through ids as x
 
     def sage(self, x: torch.Tensor, block, relu_input: bool = False) -> torch.Tensor:
         """[mean of sampled neighbours' rows of ``x`` (zeros where none) | the destination's own row]: [num_dst, 2F]."""
@@ -40,6 +45,7 @@ class TorchOps:
     backward: the models' ReLU keeps its own (``threshold_backward``), as PyTorch code would have it."""
 
     folds_relu_backward = False
+    accepts_gathered_rows = False  # x is always a tensor here: the models' input is gathered with PyTorch
 
     @staticmethod
     def _sum_and_count(x: torch.Tensor, block: Hop) -> tuple[torch.Tensor, torch.Tensor]:

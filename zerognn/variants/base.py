@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from ..cuda.loss import backward
 from ..datasets.store import Dataset
 from ..distributed import SINGLE, World, average_gradients
 from ..measure.memory import PeakMemory
@@ -80,7 +81,7 @@ class Variant(ABC):
         """Backward, optimizer step and the device-side loss log: the tail of every eager step."""
         with phase("backward"):
             self.ctx.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            backward(loss)  # its kernels' gradient straight to the logits (zerognn.cuda.loss)
             if self.ctx.world.size > 1:
                 average_gradients(list(self.ctx.model.parameters()), self.ctx.world)
         with phase("optimizer"):

@@ -2,7 +2,7 @@
 
 The step is host-mediated's — the host reads every hop's new-node count to size what follows — cut
 at those reads into segments: [sample + dedupe hop 0], [relabel hop h-1 + sample + dedupe hop h] ...,
-[relabel the last hop + gather + forward + backward + optimizer]. Each segment is captured into a
+[relabel the last hop + gathers + forward + backward + optimizer]. Each segment is captured into a
 CUDA Graph keyed by its shape signature (the sizes the host read) and replayed when the same shapes
 come back; a bounded cache evicts the least recently used. Because frontier sizes change with every
 batch, most segments miss and are captured anew: this is what graph capture gives when the metadata
@@ -21,7 +21,8 @@ import torch
 
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
-from ..cuda.loss import cross_entropy
+from ..cuda.gather import gather_labels, model_input
+from ..cuda.loss import backward, cross_entropy
 from ..cuda.segment_graphs import SegmentGraphs
 from ..distributed import average_gradients
 from . import register
@@ -113,12 +114,14 @@ class CudaGraphNaive(HostMediated):
                       for h in range(len(fanouts) - 1)]
             frontier, n_live, block = sampling.finish_hop(last, self._overflow, sizes[-1])
             blocks.append(block)
-            x = sampling.gather_rows(ctx.dataset.features, frontier, n_live, self._overflow)
-            y = sampling.gather_labels(ctx.dataset.labels, seeds, n_seeds, self._overflow)
+            x = model_input(ctx.model, CUDA_OPS, ctx.dataset.features, frontier, n_live, self._overflow)
+            y = gather_labels(ctx.dataset.labels, seeds, n_seeds, self._overflow)
             ctx.optimizer.zero_grad(set_to_none=True)  # so that backward writes the graph's own gradients
             loss = cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, n_seeds, self._overflow)
-            del x  # dead after the first layer: not part of the graph's working set through the backward
-            loss.backward()
+            # Gathered features (GAT) are dead after the first layer: not part of the graph's working set
+            # through the backward. SAGE's and GCN's x holds no buffer (rows read through the ids).
+            del x
+            backward(loss)
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
             ctx.optimizer.step()

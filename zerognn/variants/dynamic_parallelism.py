@@ -19,6 +19,7 @@ from collections import deque
 from typing import Any
 
 from ..cuda.launch import device_launched, device_launched_children
+from ..cuda.loss import backward
 from ..measure.untraced import UntracedReplay
 from . import register
 from .host_mediated import HostMediated
@@ -49,7 +50,7 @@ class DynamicParallelism(HostMediated):
         """The last steps' forward and backward, host-launched; the parameters are not updated and
         their gradients are dropped."""
         for epoch, step in self._recent:
-            self.loss(epoch, step).backward()
+            backward(self.loss(epoch, step))
         self.ctx.model.zero_grad(set_to_none=True)
         return len(self._recent)
 

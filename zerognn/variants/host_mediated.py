@@ -15,6 +15,7 @@ import torch
 from .. import rng
 from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..cuda.gather import gather_labels, model_input
 from ..cuda.loss import cross_entropy
 from ..sampling import hop_key
 from . import register
@@ -62,8 +63,9 @@ class HostMediated(Variant):
         with phase("sample"):
             last, n_last, blocks = self.sample(seeds, epoch, step)
         with phase("gather"):
-            x = sampling.gather_rows(ds.features, last, n_last, self._overflow)
-            y = sampling.gather_labels(ds.labels, seeds, self._batch, self._overflow)
+            # SAGE's and GCN's first layer reads the feature rows through the frontier's ids: no gather kernel
+            x = model_input(ctx.model, CUDA_OPS, ds.features, last, n_last, self._overflow)
+            y = gather_labels(ds.labels, seeds, self._batch, self._overflow)
         with phase("forward"):
             return cross_entropy(ctx.model(x, blocks[::-1], CUDA_OPS), y, self._batch, self._overflow)
 
