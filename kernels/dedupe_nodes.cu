@@ -1,8 +1,8 @@
 // Per-hop dedupe: put the frontier (ids -> positions 0..n-1) and then every sampled neighbour into the
 // node table; each neighbour not seen before sets its bit in `new_bits` (one bit per graph node) and is
 // counted in `new_count`. Two kernels, launched in this order, so that frontier nodes are in the table
-// before any neighbour looks; dedupe_frontier also zeroes the count. rank_new_nodes and relabel_nodes
-// then give the new nodes their positions in id order, straight from the bitmap: no sort.
+// before any neighbour looks; dedupe_frontier also zeroes the count. relabel_nodes then gives the new
+// nodes their positions in id order, straight from the bitmap: no sort.
 #include "zerognn_common.cuh"
 
 extern "C" __global__ void dedupe_frontier(

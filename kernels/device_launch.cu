@@ -6,7 +6,6 @@
 // zerognn: device-runtime
 #include "sample_neighbors.cu"
 #include "dedupe_nodes.cu"
-#include "rank_new_nodes.cu"
 #include "relabel_nodes.cu"
 #include "gather_rows.cu"
 #include "sage_concat.cu"
@@ -45,22 +44,17 @@ extern "C" __global__ void dl_dedupe_neighbors(
         nbr, counts, n_frontier, fanout, keys, table_mask, new_bits, new_count, overflow);
 }
 
-// The bitmap's size is the graph's, not a live count: one block per word block, as the host would.
-extern "C" __global__ void dl_rank_new_nodes(
-    const unsigned* bits, i64 words, int* block_offsets, unsigned* blocks_done, int threads) {
-    ZG_TAIL(rank_new_nodes, (words + ZG_RANK_WORDS - 1) / ZG_RANK_WORDS * threads, threads)(
-        bits, words, block_offsets, blocks_done);
-}
-
+// The bitmap's size is the graph's, not a live count: one block per tile of bitmap words (or per THREADS
+// frontier slots to copy, if more), as the host would; relabel_nodes ranks every tile under any grid.
 extern "C" __global__ void dl_relabel_nodes(
-    const i64* frontier, const int* n_frontier, unsigned* new_bits, i64 words, const int* block_offsets,
-    const int* new_count, const i64* keys, int* values, i64 table_mask, i64* next_frontier, int* next_count,
-    int next_capacity, i64* overflow, int threads) {
-    const i64 word_blocks = (words + ZG_RANK_WORDS - 1) / ZG_RANK_WORDS;
+    const i64* frontier, const int* n_frontier, unsigned* new_bits, i64 words, u64* tile_status,
+    unsigned* tile_ticket, const int* new_count, const i64* keys, int* values, i64 table_mask, i64* next_frontier,
+    int* next_count, int next_capacity, i64* overflow, int threads) {
+    const i64 tiles = (words + ZG_RANK_WORDS - 1) / ZG_RANK_WORDS;
     const i64 copy_blocks = (zg_min(*n_frontier, next_capacity) + threads - 1) / threads;
-    ZG_TAIL(relabel_nodes, (word_blocks > copy_blocks ? word_blocks : copy_blocks) * threads, threads)(
-        frontier, n_frontier, new_bits, words, block_offsets, new_count, keys, values, table_mask, next_frontier,
-        next_count, next_capacity, overflow);
+    ZG_TAIL(relabel_nodes, (tiles > copy_blocks ? tiles : copy_blocks) * threads, threads)(
+        frontier, n_frontier, new_bits, words, tile_status, tile_ticket, new_count, keys, values, table_mask,
+        next_frontier, next_count, next_capacity, overflow);
 }
 
 extern "C" __global__ void dl_relabel_neighbors(

@@ -17,7 +17,7 @@ typedef long long i64;
 #define ZG_MUL2 0x94D049BB133111EBull
 #define ZG_EMPTY (-1ll)
 #define ZG_MAX_FANOUT 64
-#define ZG_RANK_WORDS 1024  // bitmap words per block of the new-node ranking (RANK_WORDS in zerognn/cuda/sampling.py)
+#define ZG_RANK_WORDS 1024  // bitmap words per tile of relabel_nodes' scan (RANK_WORDS in zerognn/cuda/sampling.py)
 
 #define ZG_GRID_STRIDE(i, n) \
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (i64)(n); i += (i64)gridDim.x * blockDim.x)

@@ -13,6 +13,7 @@ from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
 from zerognn.cuda.gather import gather_labels, gather_rows
 from zerognn.cuda.launch import device_launched, launch
 from zerognn.determinism import deterministic
+from zerognn.graph import CSRGraph
 from zerognn.models import TORCH_OPS
 from zerognn.sampling import Hop, hop_key, sample_hop, sample_subgraph
 
@@ -177,8 +178,9 @@ def test_overflow_is_flagged_not_written():
 @pytest.mark.parametrize("grid", [None, 1, 3])
 @pytest.mark.parametrize("num_nodes", [40, 32 * 1024 * 3 + 77])
 def test_new_nodes_are_ranked_in_id_order_from_the_bitmap(num_nodes, grid):
-    """Whatever the grid (block-strided loops, the last block's scan), new nodes come out sorted by id,
-    after the frontier, with their table values set, and the bitmap is left clear."""
+    """Whatever the grid (tiles taken by ticket, fewer blocks than tiles too), new nodes come out sorted by
+    id, after the frontier, with their table values set, and the bitmap and the scan's scratch are left
+    clear."""
     gen = torch.Generator().manual_seed(num_nodes)
     frontier = torch.randperm(num_nodes, generator=gen)[:7].to(DEV)
     pool = torch.randperm(num_nodes, generator=gen)[: num_nodes // 3].to(DEV)
@@ -200,7 +202,7 @@ def test_new_nodes_are_ranked_in_id_order_from_the_bitmap(num_nodes, grid):
                                                     keys, values, 7 + expected_new.numel(), overflow, grid=grid)
     assert torch.equal(next_frontier[:7], frontier) and torch.equal(next_frontier[7:], expected_new)
     assert int(next_count) == 7 + expected_new.numel() and overflow.tolist() == [0, 0]
-    assert not new_bits.bits.any() and int(new_bits.blocks_done) == 0
+    assert not new_bits.bits.any() and not new_bits.tile_status.any() and int(new_bits.tile_ticket) == 0
 
 
 def test_row_kernels_never_write_past_their_capacity():
@@ -327,9 +329,10 @@ def test_sample_neighbors_clears_the_node_table_whatever_it_held(monkeypatch, n_
         assert all(hop[0].numel() == 0 and not hop[3] for hop in garbage)
 
 
-def test_a_hop_runs_six_kernels_and_no_fill():
-    """sample, dedupe (two) and relabel (three) kernels and nothing else: the node table's keys are
-    cleared by sample_neighbors, not by a fill kernel of their own (fixed next capacity: no copy either)."""
+def test_a_hop_runs_five_kernels_and_no_fill():
+    """sample, dedupe (two) and relabel (two: relabel_nodes ranks the new nodes itself) kernels and nothing
+    else: the node table's keys are cleared by sample_neighbors, not by a fill kernel of their own (fixed
+    next capacity: no copy either)."""
     g = random_graph(3000, 40000, seed=11).to(DEV)
     frontier = torch.randperm(3000, generator=torch.Generator().manual_seed(2))[:300].to(DEV)
     overflow = sampling.new_overflow(DEV)
@@ -346,6 +349,132 @@ def test_a_hop_runs_six_kernels_and_no_fill():
         torch.cuda.synchronize()
     kernels = sorted(e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
     assert not [k for k in kernels if "fill" in k.lower()], kernels
-    assert kernels == sorted(["sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes",
-                              "relabel_nodes", "relabel_neighbors"]), kernels
+    assert kernels == sorted(["sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes",
+                              "relabel_neighbors"]), kernels
     assert overflow.tolist() == [0, 0]
+
+
+WIDE_NODES = 5_000_000  # 156,250 bitmap words: 153 tiles of RANK_WORDS for relabel_nodes' scan
+
+
+@pytest.fixture(scope="module")
+def wide_graph():
+    """A synthetic CSR over 5 million nodes (degrees 0..15, uniform neighbours; about 37 million edges), so
+    that every hop's new nodes spread over all of relabel_nodes' tiles."""
+    gen = torch.Generator().manual_seed(17)
+    degrees = torch.randint(0, 16, (WIDE_NODES,), generator=gen)
+    rowptr = torch.zeros(WIDE_NODES + 1, dtype=torch.int64)
+    torch.cumsum(degrees, 0, out=rowptr[1:])
+    col = torch.randint(0, WIDE_NODES, (int(rowptr[-1]),), generator=gen, dtype=torch.int32)
+    return CSRGraph(rowptr, col).to(DEV), torch.randperm(WIDE_NODES, generator=gen).to(DEV)
+
+
+def _fixed_hop(g, frontier, n_dev, fanout, key, overflow, new_bits, grid):
+    """One hop at fixed capacities (nothing read back: no synchronisation), relabel's kernels on ``grid``
+    blocks (None: the host's own grids): (next frontier, its live size, counts, local ids)."""
+    capacity = frontier.numel()
+    keys = torch.empty(sampling.table_size(capacity * (fanout + 1)), dtype=torch.int64, device=DEV)
+    nbr, counts = sampling.sample(g, frontier, n_dev, capacity, fanout, key, overflow, table_keys=keys)
+    values = torch.empty_like(keys, dtype=torch.int32)
+    new_count = sampling.dedupe(frontier, n_dev, nbr, counts, fanout, keys, values, new_bits, overflow)
+    next_frontier, next_count, local = sampling.relabel(frontier, n_dev, new_bits, new_count, nbr, counts, fanout,
+                                                        keys, values, capacity * (fanout + 1), overflow, grid=grid)
+    return next_frontier, next_count, counts, local
+
+
+def _assert_hop_is_the_references(out, n, fanout, ref, hop):
+    """A hop's outputs (``_fixed_hop``) from ``n`` live frontier nodes against hop ``hop`` of a reference
+    subgraph: the next frontier and its size, every live row's count and its neighbours' local ids."""
+    next_frontier, next_count, counts, local = out
+    expected = ref.frontiers[hop + 1]
+    assert int(next_count) == expected.numel()
+    assert torch.equal(next_frontier[:expected.numel()], expected)
+    assert torch.equal(counts[:n].long(), torch.bincount(ref.hops[hop].edge_dst, minlength=n))
+    mask = torch.arange(fanout, device=DEV).unsqueeze(0) < counts[:n].unsqueeze(1)
+    assert torch.equal(local.view(-1, fanout)[:n][mask].long(), ref.hops[hop].edge_src)
+
+
+def _assert_scratch_is_clean(new_bits):
+    assert not new_bits.bits.any(), "relabel_nodes must leave the bitmap clear"
+    assert not new_bits.tile_status.any(), "the launch's last ticket must reset every tile status"
+    assert int(new_bits.tile_ticket) == 0, "the launch's last ticket must reset the ticket counter"
+
+
+BACK_TO_BACK = [0, 1, 2, 5, 31, 100, 1000, 4096, 20000, 30000, 7, 12345, 3, 500, 25000, 64, 8191, 1, 15000, 2500]
+
+
+@pytest.mark.parametrize("mode", ["host", "grid 2", "device"])
+def test_back_to_back_hops_over_many_tiles_give_the_reference(wide_graph, mode):
+    """20 hops over one NewNodeBits, launched back to back with no synchronisation between them, from
+    frontiers of 0 to 30,000 live nodes (so from no new node in most tiles to about a thousand in each) over
+    153 tiles: each hop gives the reference's next frontier, counts and local ids, so every launch of
+    relabel_nodes found its tile statuses and ticket clean. With the host's grids (more blocks than tiles),
+    with 2 blocks (each block takes some 75 tiles by ticket), and device-launched (dl_relabel_nodes sizes the
+    grid from the live counts)."""
+    g, perm = wide_graph
+    overflow = sampling.new_overflow(DEV)
+    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    assert new_bits.tile_status.numel() >= 150
+    grid = 2 if mode == "grid 2" else None
+    hops = []
+    with device_launched() if mode == "device" else contextlib.nullcontext():
+        for i, n in enumerate(BACK_TO_BACK):
+            fanout = (3, 10, 5)[i % 3]
+            frontier = perm[97 * i: 97 * i + n + 1 + i % 4]  # 1 to 4 slots past the live ones
+            hops.append(_fixed_hop(g, frontier, live(n), fanout, key_tensor(9, 0, i, 0), overflow, new_bits, grid))
+    for i, (n, out) in enumerate(zip(BACK_TO_BACK, hops)):
+        fanout = (3, 10, 5)[i % 3]
+        ref = sample_subgraph(g, perm[97 * i: 97 * i + n], [fanout], seed=9, epoch=0, step=i)
+        _assert_hop_is_the_references(out, n, fanout, ref, 0)
+    assert overflow.tolist() == [0, 0]
+    _assert_scratch_is_clean(new_bits)
+
+
+@pytest.mark.parametrize("grid", [None, 2])
+def test_a_captured_two_hop_sample_over_many_tiles_replays_like_the_reference(wide_graph, grid):
+    """Two hops captured in one CUDA Graph (two launches of relabel_nodes per replay), replayed 5 times over
+    new frontiers, live sizes and keys: each replay gives the reference's frontiers, counts and local ids,
+    so the scratch the last ticket resets is clean for the next launch with no host involvement; and an
+    eager hop after the replays too. With the host's grids and with 2 blocks for 153 tiles."""
+    g, perm = wide_graph
+    capacity, fanouts = 20000, (5, 3)
+    overflow = sampling.new_overflow(DEV)
+    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    frontier = perm[:capacity].clone()
+    n_dev = live(capacity)
+    keys = [key_tensor(0, 0, 0, hop) for hop in range(2)]
+
+    def sample_two_hops():
+        first = _fixed_hop(g, frontier, n_dev, fanouts[0], keys[0], overflow, new_bits, grid)
+        return first, _fixed_hop(g, first[0], first[1], fanouts[1], keys[1], overflow, new_bits, grid)
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up: the kernels are loaded before capture
+        sample_two_hops()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = sample_two_hops()
+    for replay, n in enumerate([capacity, 1, 7000, 0, 19999]):
+        start = 1000 * replay + 13
+        frontier[:n].copy_(perm[start:start + n])
+        n_dev.fill_(n)
+        for hop in range(2):
+            keys[hop].copy_(key_tensor(3, 1, replay, hop))
+        graph.replay()
+        ref = sample_subgraph(g, perm[start:start + n], list(fanouts), seed=3, epoch=1, step=replay)
+        _assert_hop_is_the_references(captured[0], n, fanouts[0], ref, 0)
+        _assert_hop_is_the_references(captured[1], ref.frontiers[1].numel(), fanouts[1], ref, 1)
+        assert overflow.tolist() == [0, 0]
+        _assert_scratch_is_clean(new_bits)
+    n = 4321
+    frontier[:n].copy_(perm[-n:])
+    n_dev.fill_(n)
+    for hop in range(2):
+        keys[hop].copy_(key_tensor(4, 0, 0, hop))
+    eager = sample_two_hops()
+    ref = sample_subgraph(g, perm[-n:], list(fanouts), seed=4, epoch=0, step=0)
+    _assert_hop_is_the_references(eager[0], n, fanouts[0], ref, 0)
+    _assert_hop_is_the_references(eager[1], ref.frontiers[1].numel(), fanouts[1], ref, 1)
+    _assert_scratch_is_clean(new_bits)

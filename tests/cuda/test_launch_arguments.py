@@ -13,7 +13,7 @@ from zerognn.cuda import launch as launch_module
 from zerognn.cuda import loss as loss_module
 from zerognn.cuda import sampling
 from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
-from zerognn.cuda.build import operators
+from zerognn.cuda.build import kernels_dir, operators
 from zerognn.cuda.gather import GatheredRows, gather_labels, gather_rows
 from zerognn.cuda.launch import device_launched, kernel_arguments, signature
 from zerognn.cuda.loss import CE_BLOCKS, CE_THREADS, cross_entropy
@@ -146,8 +146,8 @@ def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
 
     _exercise_every_launch_site()
     host = {
-        "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "rank_new_nodes", "relabel_nodes",
-        "relabel_neighbors", "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward",
+        "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors",
+        "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward",
         "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward",
         "ell_transpose_count", "ell_transpose_place", "ell_transpose_order", "sage_concat_backward_transposed",
         "gcn_aggregate_backward_transposed", "gat_attention_backward_transposed",
@@ -266,6 +266,59 @@ def test_sample_neighbors_gets_the_hops_node_table_to_clear_and_null_without_one
         (args,) = [args for name, args in launched if name == kernel]
         assert args[table_at] is None and type(args[size_at]) is np.int64 and args[size_at] == 0
         assert kernel_arguments(kernel, args, on_device=False)[table_at] == 0  # a null pointer
+
+
+HOP_KERNELS = ("sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors")
+
+
+@pytest.mark.parametrize("device_side", [False, True])
+def test_a_hop_launches_five_kernels_in_order_with_the_scans_scratch_made_once(monkeypatch, device_side):
+    """A hop is sample, dedupe (frontier, then neighbours), relabel_nodes and relabel_neighbors, host- or
+    device-launched: no kernel ranks the new nodes apart from relabel_nodes. sample_and_dedupe launches the
+    first three, so the new-node count (what host-mediated control reads) is there before any relabel;
+    finish_hop launches the other two. relabel_nodes gets the bitmap dedupe_neighbors filled, that count, and
+    the single-pass scan's tile statuses and ticket from NewNodeBits: the same tensors at every hop."""
+    launched = []
+    _shim_launches(monkeypatch, launched)
+    graph = random_graph(200, 1000, seed=0)
+    frontier, n = torch.arange(10), torch.tensor([10], dtype=torch.int32)
+    overflow, key = sampling.new_overflow("cpu"), torch.zeros(1, dtype=torch.int64)
+    bits = sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+    prefix = "dl_" if device_side else ""
+    relabel = f"{prefix}relabel_nodes"
+    params = [p.name for p in signature(relabel)]
+    scratch = []
+    with device_launched() if device_side else contextlib.nullcontext():
+        for hop, capacity in enumerate((40, 200)):
+            launched.clear()
+            draft = sampling.sample_and_dedupe(graph, frontier, n, 3, key, overflow, bits)
+            assert [name for name, _ in launched] == [prefix + k for k in HOP_KERNELS[:3]], hop
+            frontier, n, _ = sampling.finish_hop(draft, overflow, capacity)
+            assert [name for name, _ in launched] == [prefix + k for k in HOP_KERNELS], hop
+            (args,) = [args for name, args in launched if name == relabel]
+            given = dict(zip(params, args))
+            assert given["new_bits"] is bits.bits and given["new_count"] is draft.new_count
+            assert type(given["words"]) is np.int64 and given["words"] == bits.bits.numel()
+            assert given["tile_status"] is bits.tile_status and given["tile_ticket"] is bits.tile_ticket
+            scratch.append((given["tile_status"], given["tile_ticket"]))
+    assert scratch[0][0] is scratch[1][0] and scratch[0][1] is scratch[1][1]
+    assert "rank_new_nodes" not in {k for op in operators().values() for k in op.kernels}
+
+
+@pytest.mark.parametrize("num_nodes, tiles", [(0, 1), (200, 1), (32 * 1024, 1), (32 * 1024 + 1, 2),
+                                              (5_000_000, 153)])
+def test_new_node_bits_hold_a_zeroed_status_word_per_tile_and_a_ticket(num_nodes, tiles):
+    """One int64 status word per RANK_WORDS bitmap words (at least one) and an int32 ticket, all zero: what
+    relabel_nodes expects at every launch (kernels/relabel_nodes.cu resets them after each)."""
+    bits = sampling.NewNodeBits.for_graph(num_nodes, "cpu")
+    assert bits.bits.dtype == torch.int32 and bits.bits.numel() == -(-num_nodes // 32)
+    assert bits.tile_status.dtype == torch.int64 and bits.tile_status.numel() == tiles
+    assert bits.tile_ticket.dtype == torch.int32 and bits.tile_ticket.tolist() == [0]
+    assert not bits.bits.any() and not bits.tile_status.any()
+    assert f"#define ZG_RANK_WORDS {sampling.RANK_WORDS} " in (kernels_dir() / "zerognn_common.cuh").read_text()
+    for kernel in ("relabel_nodes", "dl_relabel_nodes"):
+        declared = {p.name: (p.ctype, p.pointer) for p in signature(kernel)}
+        assert declared["tile_status"] == ("u64", True) and declared["tile_ticket"] == ("unsigned", True), kernel
 
 
 def test_sample_neighbors_and_its_parent_take_a_nullable_table_of_int64_keys():

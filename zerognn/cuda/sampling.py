@@ -20,7 +20,7 @@ from .aggregate import EllBlock
 from .launch import THREADS, grid_for, launch
 
 MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
-RANK_WORDS = 1024  # ZG_RANK_WORDS: bitmap words per block of rank_new_nodes and relabel_nodes
+RANK_WORDS = 1024  # ZG_RANK_WORDS: bitmap words per tile of relabel_nodes' scan
 
 
 def new_overflow(device) -> torch.Tensor:
@@ -35,22 +35,25 @@ def table_size(entries: int) -> int:
 
 @dataclass
 class NewNodeBits:
-    """One bit per graph node, set by dedupe for the hop's new nodes and read back in id order.
+    """One bit per graph node, set by dedupe for the hop's new nodes and read back in id order, with the
+    scratch of relabel_nodes' single-pass scan over it (a status word per tile of RANK_WORDS words and the
+    ticket counter that hands tiles out; kernels/relabel_nodes.cu).
 
-    Allocated once per graph and device (``for_graph``); it is all zero between hops, because
-    relabel_nodes clears every word it reads.
+    Allocated zeroed once per graph and device (``for_graph``); all of it is zero again between hops:
+    relabel_nodes clears every word it reads, and the block that draws a launch's last ticket resets the
+    statuses and the ticket, so back-to-back launches and CUDA Graph replays need nothing from the host.
     """
 
-    bits: torch.Tensor           # int32 [ceil(num_nodes / 32)]
-    block_offsets: torch.Tensor  # int32 [one per RANK_WORDS words]: new nodes before that block
-    blocks_done: torch.Tensor    # int32 [1]: rank_new_nodes' arrival counter, zero between hops
+    bits: torch.Tensor         # int32 [ceil(num_nodes / 32)]
+    tile_status: torch.Tensor  # int64 [one per RANK_WORDS words]: flag << 32 | count, zero between hops
+    tile_ticket: torch.Tensor  # int32 [1]: the next tile to take, zero between hops
 
     @classmethod
     def for_graph(cls, num_nodes: int, device) -> NewNodeBits:
         words = -(-int(num_nodes) // 32)
-        blocks = max(1, -(-words // RANK_WORDS))
+        tiles = max(1, -(-words // RANK_WORDS))
         return cls(torch.zeros(words, dtype=torch.int32, device=device),
-                   torch.zeros(blocks, dtype=torch.int32, device=device),
+                   torch.zeros(tiles, dtype=torch.int64, device=device),
                    torch.zeros(1, dtype=torch.int32, device=device))
 
     @property
@@ -114,12 +117,10 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, new_bits: NewNodeB
     if next_count is None:
         next_count = torch.empty(1, dtype=torch.int32, device=device)
     nbr_local = torch.empty(nbr.numel(), dtype=torch.int32, device=device)
-    word_blocks = new_bits.block_offsets.numel()
-    launch("rank_new_nodes", grid or grid_for(word_blocks * THREADS), new_bits.bits, new_bits.words,
-           new_bits.block_offsets, new_bits.blocks_done)
-    launch("relabel_nodes", grid or grid_for(max(word_blocks * THREADS, next_capacity)), frontier, n_frontier,
-           new_bits.bits, new_bits.words, new_bits.block_offsets, new_count, table_keys, table_values, mask,
-           next_frontier, next_count, np.int32(next_capacity), overflow)
+    tiles = new_bits.tile_status.numel()
+    launch("relabel_nodes", grid or grid_for(max(tiles * THREADS, next_capacity)), frontier, n_frontier,
+           new_bits.bits, new_bits.words, new_bits.tile_status, new_bits.tile_ticket, new_count, table_keys,
+           table_values, mask, next_frontier, next_count, np.int32(next_capacity), overflow)
     launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
            table_keys, table_values, mask, nbr_local)
     return next_frontier, next_count, nbr_local
