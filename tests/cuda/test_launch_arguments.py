@@ -222,6 +222,15 @@ def test_every_form_of_the_sage_and_gcn_backwards_takes_relu_out():
             assert params["relu_out"].ctype == "float" and params["relu_out"].pointer, kernel
 
 
+def _hop_inputs(live: int):
+    """A graph and a hop's inputs on the CPU: (graph, 10 frontier slots with ``live`` of them live, the live
+    count, an overflow record, a hop key, the new-node bitmap)."""
+    graph = random_graph(200, 1000, seed=0)
+    frontier, n = torch.arange(10), torch.tensor([live], dtype=torch.int32)
+    overflow, key = sampling.new_overflow("cpu"), torch.zeros(1, dtype=torch.int64)
+    return graph, frontier, n, overflow, key, sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+
+
 class _TorchWithoutFills:
     """``torch`` for zerognn.cuda.sampling with ``full`` refused: a hop must not fill its node table."""
 
@@ -241,10 +250,7 @@ def test_sample_neighbors_gets_the_hops_node_table_to_clear_and_null_without_one
     launched = []
     _shim_launches(monkeypatch, launched)
     monkeypatch.setattr(sampling, "torch", _TorchWithoutFills())
-    graph = random_graph(200, 1000, seed=0)
-    frontier, n = torch.arange(10), torch.tensor([4], dtype=torch.int32)
-    overflow, key = sampling.new_overflow("cpu"), torch.zeros(1, dtype=torch.int64)
-    bits = sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+    graph, frontier, n, overflow, key, bits = _hop_inputs(live=4)
     prefix = "dl_" if device_side else ""
     kernel = f"{prefix}sample_neighbors"
     params = [p.name for p in signature(kernel)]
@@ -280,10 +286,7 @@ def test_a_hop_launches_five_kernels_in_order_with_the_scans_scratch_made_once(m
     the single-pass scan's tile statuses and ticket from NewNodeBits: the same tensors at every hop."""
     launched = []
     _shim_launches(monkeypatch, launched)
-    graph = random_graph(200, 1000, seed=0)
-    frontier, n = torch.arange(10), torch.tensor([10], dtype=torch.int32)
-    overflow, key = sampling.new_overflow("cpu"), torch.zeros(1, dtype=torch.int64)
-    bits = sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+    graph, frontier, n, overflow, key, bits = _hop_inputs(live=10)
     prefix = "dl_" if device_side else ""
     relabel = f"{prefix}relabel_nodes"
     params = [p.name for p in signature(relabel)]
