@@ -10,9 +10,9 @@
 #   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
 #   STAGE=trials  records workflow/config/h200-trials.yaml, or CONFIG's (the peers study:
 #                 CONFIG=workflow/config/h200-peers.yaml), in whole rounds (whole_rounds below) up to round
-#                 TRIALS (default: all). A round of the trials study takes about 100 s (the first, with the
-#                 dataset, profiling and a cold compile, 130 s): ten rounds take three calls back to back on
-#                 the same machine, each the same command; rounds already recorded are kept as they are.
+#                 TRIALS (default: all). A round of the trials study takes 65-85 s (at ef3de31; the first
+#                 call also installs and builds the dataset): ten rounds take two calls back to back on the
+#                 same machine, each the same command; rounds already recorded are kept as they are.
 #                 A machine released between calls takes the records with it: a study starts again on the
 #                 next (records carried to it would be re-made, which scripts/whole_rounds.py refuses)
 #   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target in whole rounds, one seed a round,
