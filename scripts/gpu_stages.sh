@@ -22,7 +22,8 @@
 #                 CONTROL=1 adds, after each, a process with no profiler session between its windows
 #   STAGE=cost   a run's cost by phase: fresh processes of VARIANTS (default zerognn torch-compile), TRIALS
 #                (default 3) each, on products-like SAGE B=1024 as workflow/config/h200-trials.yaml runs them,
-#                at precision DTYPE (default float32)
+#                at precision DTYPE (default float32); CPROFILE=1 runs each under cProfile and prints the
+#                functions that took longest (cumulative) in the last trial of each variant
 #   STAGE=tests  `pytest -m gpu` (the whole GPU suite; PYTEST_ARGS narrows it)
 # Run:  STAGE=trials bash scripts/gpu_stages.sh, from the repository root with the project installed
 # (pip install -e ".[cuda,figures,pipeline,peers]" pytest-timeout). A host without network brings those as a
@@ -141,7 +142,9 @@ cost)
         for trial in $(seq 1 "${TRIALS:-3}"); do
             once="--profile-steps 5 --eval-nodes 2048"  # trial 1 alone, as the pipeline plans it
             [ "$trial" = 1 ] || once="--profile-steps 0 --eval-nodes 0"
-            timeout 300 zerognn run --dataset products-like --model sage --variant "$variant" --batch-size 1024 \
+            runner=(zerognn)
+            [ "${CPROFILE:-0}" = 1 ] && runner=(python3 -m cProfile -o "results/cost/$variant-$trial.prof" -m zerognn)
+            timeout 300 "${runner[@]}" run --dataset products-like --model sage --variant "$variant" --batch-size 1024 \
                 --fanouts 15-10-5 --hidden 256 --lr 0.003 --seed 0 --warmup-steps 5 --measure-steps 20 \
                 $once --gpus 1 --device cuda --dtype "${DTYPE:-float32}" --threads "$(nproc)" --trial "$trial" \
                 --dataset-dir data/products-like --out results/cost/ > "results/cost/$variant-$trial.log" 2>&1 \
@@ -150,6 +153,9 @@ cost)
 print(sys.argv[1], round(m['step_ms_median'], 3), 'ms', ' '.join(f'{k}={v:.2f}' for k, v in m['phase_s'].items()))" \
                 "$(ls -t results/cost/*.json | head -1)" 2>/dev/null
         done
+        [ "${CPROFILE:-0}" = 1 ] && python3 -c "import pstats, sys
+pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(int(sys.argv[2]))" \
+            "results/cost/$variant-${TRIALS:-3}.prof" "${CPROFILE_TOP:-45}" 2>&1 | grep -v '^$' | cut -c1-160 | tail -n +4
     done
     tar czf "$OUT/cost.tgz" results/cost 2>/dev/null
     ;;
