@@ -15,7 +15,8 @@ first layer's: features take none) and weight gradient with the bias gradient. E
   BIAS forward; BGRADA on the weight gradient: the bias gradient inside the GEMM);
 * ``lt-tuned``: the same after nvmath's ``autotune`` over the heuristic's first ``--algorithms``.
 
-at fp32 and at TF32 (``allow_tf32`` for torch, COMPUTE_32F_FAST_TF32 for cuBLASLt). Times are GPU time per
+at ``float32`` and ``tf32`` as ``zerognn.precision`` sets them for a run (COMPUTE_32F_FAST_TF32 for cuBLASLt
+at tf32). Times are GPU time per
 call: ``--calls`` calls queued behind a ``torch.cuda._sleep`` so the host's launch cost never shows, CUDA
 events around them, the median of ``--repeats`` such batches. A way that cannot run a shape says why.
 
@@ -33,12 +34,15 @@ from pathlib import Path
 
 import torch
 
+from zerognn import precision
+
 DEFAULT_RECORD = ("results/reference/h200/trials/runs/"
                   "products-like__sage__zerognn__b1024__f15-10-5__g1.json")
 
 
-def layer_shapes(record: dict, hidden: int) -> list[dict]:
+def layer_shapes(record: dict) -> list[dict]:
     """(rows at capacity, rows live, in width K, out width N, relu, input gradient) per SAGE layer."""
+    hidden = record["config"]["hidden"]
     hops = record["variant_info"]["envelope"]["hops"]  # hop 1..L: frontier after each hop
     batch = record["config"]["batch_size"]
     capacity = [batch] + [h["provisioned"] for h in hops]
@@ -98,10 +102,33 @@ def lt_ways(x, w, b, g, relu, input_grad, tf32: bool, algorithms: int, tune: boo
     return ways
 
 
+PRECISIONS = ("float32", "tf32")  # of zerognn.precision.PRECISIONS: the fp32-storage ones
+
+
+def time_ways(shape: dict, rows_kind: str, name: str, x, w, b, g, ones, args) -> list[dict]:
+    """One row per GEMM of the layer: its time each way, at the precision now in effect."""
+    ways = {"torch": torch_ways(x, w, b, g, shape["relu"], shape["input_grad"], ones)}
+    tf32 = precision.PRECISIONS[name].tensor_core_gemms
+    for tag, tune in (("lt", False), ("lt-tuned", True)):
+        try:
+            ways[tag] = lt_ways(x, w, b, g, shape["relu"], shape["input_grad"], tf32, args.algorithms, tune)
+        except Exception as exc:  # noqa: BLE001 - e.g. nvmath-python missing
+            ways[tag] = {gemm: f"n/a ({type(exc).__name__}: {exc})" for gemm in ways["torch"]}
+    rows = []
+    for gemm in ways["torch"]:
+        row = {"layer": shape["layer"], "gemm": gemm, "rows": rows_kind, "M": shape[rows_kind], "K": shape["K"],
+               "N": shape["N"], "precision": name}
+        for tag, by_gemm in ways.items():
+            fn = by_gemm[gemm]
+            row[tag] = fn if isinstance(fn, str) else round(gpu_us(fn, args.calls, args.repeats), 2)
+        rows.append(row)
+        print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--record", default=DEFAULT_RECORD)
-    parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--algorithms", type=int, default=16)
@@ -112,37 +139,22 @@ def main() -> None:
     record = json.loads(Path(args.record).read_text())
     dev, rows_out = torch.device("cuda"), []
     gen = torch.Generator(device=dev).manual_seed(0)
-    for shape in layer_shapes(record, args.hidden):
+    for shape in layer_shapes(record):
         for rows_kind in ("capacity", "live"):
             m, k, n = shape[rows_kind], shape["K"], shape["N"]
             x = torch.randn(m, k, device=dev, generator=gen)
             w = torch.randn(n, k, device=dev, generator=gen) / k ** 0.5
             b, g = torch.randn(n, device=dev, generator=gen), torch.randn(m, n, device=dev, generator=gen)
             ones = torch.ones(m, device=dev)
-            for precision in ("fp32", "tf32"):
-                torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-                ways = {"torch": torch_ways(x, w, b, g, shape["relu"], shape["input_grad"], ones)}
-                for tag, tune in (("lt", False), ("lt-tuned", True)):
-                    try:
-                        ways[tag] = lt_ways(x, w, b, g, shape["relu"], shape["input_grad"], precision == "tf32",
-                                            args.algorithms, tune)
-                    except Exception as exc:  # noqa: BLE001 - e.g. nvmath-python missing
-                        ways[tag] = {name: f"n/a ({type(exc).__name__}: {exc})" for name in ways["torch"]}
-                for gemm in ways["torch"]:
-                    row = {"layer": shape["layer"], "gemm": gemm, "rows": rows_kind, "M": m, "K": k, "N": n,
-                           "precision": precision}
-                    for tag, by_gemm in ways.items():
-                        fn = by_gemm[gemm]
-                        row[tag] = fn if isinstance(fn, str) else round(gpu_us(fn, args.calls, args.repeats), 2)
-                    rows_out.append(row)
-                    print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    for precision in ("fp32", "tf32"):
+            for name in PRECISIONS:
+                with precision.using(name):
+                    rows_out += time_ways(shape, rows_kind, name, x, w, b, g, ones, args)
+    for name in PRECISIONS:
         for rows_kind in ("capacity", "live"):
-            picked = [r for r in rows_out if r["precision"] == precision and r["rows"] == rows_kind]
+            picked = [r for r in rows_out if r["precision"] == name and r["rows"] == rows_kind]
             sums = {tag: sum(r[tag] for r in picked) if all(not isinstance(r[tag], str) for r in picked) else None
                     for tag in ("torch", "lt", "lt-tuned")}
-            print(f"step total {precision} {rows_kind}: " + "  ".join(
+            print(f"step total {name} {rows_kind}: " + "  ".join(
                 f"{tag} {'n/a' if v is None else f'{v:.1f} us'}" for tag, v in sums.items()))
     if args.json:
         args.json.write_text(json.dumps(rows_out, indent=1))

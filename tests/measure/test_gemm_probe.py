@@ -22,7 +22,7 @@ SPEC.loader.exec_module(probe)
 
 def test_the_shapes_are_the_models_layers_at_the_records_envelope():
     record = json.loads((REPO / probe.DEFAULT_RECORD).read_text())
-    shapes = probe.layer_shapes(record, hidden=record["config"]["hidden"])
+    shapes = probe.layer_shapes(record)
     data, hops = record["dataset"], record["variant_info"]["envelope"]["hops"]
     model = SAGE(data["num_features"], record["config"]["hidden"], data["num_classes"], num_layers=len(hops))
     assert [(s["N"], s["K"]) for s in shapes] == [tuple(lin.weight.shape) for lin in model.lins]
