@@ -86,9 +86,9 @@ extern "C" __global__ void dl_sage_concat_forward(
 
 extern "C" __global__ void dl_sage_concat_backward(
     const float* grad_out, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity,
-    int fanout, const float* relu_out, float* grad_x, i64* overflow, int threads) {
-    ZG_TAIL(sage_concat_backward, zg_min(*n_dst, capacity) * 2 * width, threads)(
-        grad_out, width, nbr_local, counts, n_dst, capacity, fanout, relu_out, grad_x, overflow);
+    int fanout, const float* relu_out, float* grad_x, float* column_sums, i64* overflow, int threads) {
+    ZG_TAIL(sage_concat_backward, zg_min(*n_dst, capacity) * 2 * zg_vec_width(width), threads)(
+        grad_out, width, nbr_local, counts, n_dst, capacity, fanout, relu_out, grad_x, column_sums, overflow);
 }
 
 extern "C" __global__ void dl_gcn_aggregate_forward(
@@ -100,9 +100,9 @@ extern "C" __global__ void dl_gcn_aggregate_forward(
 
 extern "C" __global__ void dl_gcn_aggregate_backward(
     const float* grad_out, i64 width, const int* nbr_local, const int* counts, const int* n_dst, int capacity,
-    int fanout, const float* relu_out, float* grad_x, i64* overflow, int threads) {
-    ZG_TAIL(gcn_aggregate_backward, zg_min(*n_dst, capacity) * width, threads)(
-        grad_out, width, nbr_local, counts, n_dst, capacity, fanout, relu_out, grad_x, overflow);
+    int fanout, const float* relu_out, float* grad_x, float* column_sums, i64* overflow, int threads) {
+    ZG_TAIL(gcn_aggregate_backward, zg_min(*n_dst, capacity) * zg_vec_width(width), threads)(
+        grad_out, width, nbr_local, counts, n_dst, capacity, fanout, relu_out, grad_x, column_sums, overflow);
 }
 
 extern "C" __global__ void dl_gat_attention_forward(

@@ -39,19 +39,43 @@ extern "C" __global__ void gcn_aggregate_forward(
 }
 
 // The scatter backward: grad_x must be zeroed by the caller; shared rows accumulate atomically. Elements
-// the ReLU mask blocks are never added to, so they keep the caller's zero.
+// the ReLU mask blocks are never added to (or, four columns at a time, add +0.0), so they keep the caller's
+// zero. column_sums (null, or width floats the caller zeroes) receives the column sums of grad_x
+// (zg_column_sums_begin).
 extern "C" __global__ void gcn_aggregate_backward(
     const float* __restrict__ grad_out, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
     const int* __restrict__ n_dst, int capacity, int fanout, const float* __restrict__ relu_out,
-    float* __restrict__ grad_x, i64* overflow) {
-    const i64 total = zg_clamp_live(*n_dst, capacity, overflow) * width;
-    ZG_GRID_STRIDE(i, total) {
-        const i64 p = i / width, c = i - p * width;
-        const int cnt = counts[p];
-        const float g = grad_out[i] / (float)(cnt + 1);
-        if (!zg_relu_blocks(relu_out, i)) atomicAdd(&grad_x[i], g);
-        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, g, relu_out);
+    float* __restrict__ grad_x, float* __restrict__ column_sums, i64* overflow) {
+    __shared__ float shared_sums[ZG_SUM_COLUMNS];
+    float* sums = zg_column_sums_begin(shared_sums, column_sums, width);
+    const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
+    if ((width & 3) == 0) {  // float4 path: four columns per thread and per vector atomic
+        const i64 q = width >> 2;
+        const float4* g4 = reinterpret_cast<const float4*>(grad_out);
+        float4* grad_x4 = reinterpret_cast<float4*>(grad_x);
+        ZG_GRID_STRIDE(i, live * q) {
+            const i64 p = i / q, c = i - p * q;
+            const int cnt = counts[p];
+            const float4 g = zg_div4(g4[i], (float)(cnt + 1));
+            const float4 self = zg_atomic_add4(grad_x4, i, g, relu_out);
+            zg_column_sums_add4(sums, c, zg_add4(self, zg_ell_row_scatter4(grad_x4, q, nbr_local + p * fanout, cnt,
+                                                                           c, g, relu_out)));
+        }
+    } else {
+        ZG_GRID_STRIDE(i, live * width) {
+            const i64 p = i / width, c = i - p * width;
+            const int cnt = counts[p];
+            const float g = grad_out[i] / (float)(cnt + 1);
+            float added = 0.f;
+            if (!zg_relu_blocks(relu_out, i)) {
+                atomicAdd(&grad_x[i], g);
+                added = g;
+            }
+            zg_column_sums_add(sums, c, added + zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, g,
+                                                                   relu_out));
+        }
     }
+    zg_column_sums_end(shared_sums, column_sums, width);
 }
 
 // The deterministic backward: every row of grad_x (num_src rows) pulls its self-loop share, then its

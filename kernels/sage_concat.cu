@@ -44,24 +44,50 @@ extern "C" __global__ void sage_concat_forward(
 
 // The scatter backward: grad_x must be zeroed by the caller; rows shared by several destinations (and by a
 // destination's own self half) accumulate atomically, in whatever order the threads arrive. Elements the
-// ReLU mask blocks are never added to, so they keep the caller's zero.
+// ReLU mask blocks are never added to (or, four columns at a time, add +0.0), so they keep the caller's
+// zero. column_sums (null, or width floats the caller zeroes) receives the column sums of grad_x
+// (zg_column_sums_begin).
 extern "C" __global__ void sage_concat_backward(
     const float* __restrict__ grad_out, i64 width, const int* __restrict__ nbr_local, const int* __restrict__ counts,
     const int* __restrict__ n_dst, int capacity, int fanout, const float* __restrict__ relu_out,
-    float* __restrict__ grad_x, i64* overflow) {
-    const i64 out_width = 2 * width;
-    const i64 total = zg_clamp_live(*n_dst, capacity, overflow) * out_width;
-    ZG_GRID_STRIDE(i, total) {
-        const i64 p = i / out_width, c = i - p * out_width;
-        if (c >= width) {
-            const i64 j = p * width + (c - width);
-            if (!zg_relu_blocks(relu_out, j)) atomicAdd(&grad_x[j], grad_out[i]);
-            continue;
+    float* __restrict__ grad_x, float* __restrict__ column_sums, i64* overflow) {
+    __shared__ float shared_sums[ZG_SUM_COLUMNS];
+    float* sums = zg_column_sums_begin(shared_sums, column_sums, width);
+    const i64 live = zg_clamp_live(*n_dst, capacity, overflow);
+    if ((width & 3) == 0) {  // float4 path: four columns per thread and per vector atomic
+        const i64 q = width >> 2, out_q = 2 * q;
+        const float4* g4 = reinterpret_cast<const float4*>(grad_out);
+        float4* grad_x4 = reinterpret_cast<float4*>(grad_x);
+        ZG_GRID_STRIDE(i, live * out_q) {
+            const i64 p = i / out_q, c = i - p * out_q;
+            if (c >= q) {
+                zg_column_sums_add4(sums, c - q, zg_atomic_add4(grad_x4, p * q + (c - q), g4[i], relu_out));
+                continue;
+            }
+            const int cnt = counts[p];
+            if (cnt == 0) continue;
+            zg_column_sums_add4(sums, c, zg_ell_row_scatter4(grad_x4, q, nbr_local + p * fanout, cnt, c,
+                                                             zg_div4(g4[i], (float)cnt), relu_out));
         }
-        const int cnt = counts[p];
-        if (cnt == 0) continue;
-        zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c, grad_out[i] / (float)cnt, relu_out);
+    } else {
+        const i64 out_width = 2 * width;
+        ZG_GRID_STRIDE(i, live * out_width) {
+            const i64 p = i / out_width, c = i - p * out_width;
+            if (c >= width) {
+                const i64 j = p * width + (c - width);
+                if (!zg_relu_blocks(relu_out, j)) {
+                    atomicAdd(&grad_x[j], grad_out[i]);
+                    zg_column_sums_add(sums, c - width, grad_out[i]);
+                }
+                continue;
+            }
+            const int cnt = counts[p];
+            if (cnt == 0) continue;
+            zg_column_sums_add(sums, c, zg_ell_row_scatter(grad_x, width, nbr_local + p * fanout, cnt, c,
+                                                           grad_out[i] / (float)cnt, relu_out));
+        }
     }
+    zg_column_sums_end(shared_sums, column_sums, width);
 }
 
 // The deterministic backward: every row of grad_x (num_src rows, none left unwritten) pulls its self half,

@@ -13,7 +13,9 @@ first layer's: features take none) and weight gradient with the bias gradient. E
   ``mv(g.t(), ones)`` for the bias gradient;
 * ``lt``: cuBLASLt through nvmath-python, the heuristic's first algorithm, epilogues fused (RELU_BIAS or
   BIAS forward; BGRADA on the weight gradient: the bias gradient inside the GEMM);
-* ``lt-tuned``: the same after nvmath's ``autotune`` over the heuristic's first ``--algorithms``.
+* ``lt-tuned``: the same after nvmath's ``autotune`` over the heuristic's first ``--algorithms``;
+* ``fixed`` (float32 only): the suite's own FFMA kernels (``kernels/dense_gemm.cu``, what deterministic runs
+  use): how far a kernel of ours that could skip rows past a live count starts from cuBLAS.
 
 at ``float32`` and ``tf32`` as ``zerognn.precision`` sets them for a run (COMPUTE_32F_FAST_TF32 for cuBLASLt
 at tf32). Times are GPU time per
@@ -102,6 +104,16 @@ def lt_ways(x, w, b, g, relu, input_grad, tf32: bool, algorithms: int, tune: boo
     return ways
 
 
+def fixed_ways(x, w, b, g, relu, input_grad):
+    from zerognn.cuda import dense_gemm
+
+    ways = {"forward": lambda: dense_gemm.linear(x, w, b, relu),
+            "weight+bias grad": lambda: dense_gemm.weight_and_bias_grad(g, x, True)}
+    if input_grad:
+        ways["input grad"] = lambda: dense_gemm.input_grad(g, w)
+    return ways
+
+
 PRECISIONS = ("float32", "tf32")  # of zerognn.precision.PRECISIONS: the fp32-storage ones
 
 
@@ -114,6 +126,8 @@ def time_ways(shape: dict, rows_kind: str, name: str, x, w, b, g, ones, args) ->
             ways[tag] = lt_ways(x, w, b, g, shape["relu"], shape["input_grad"], tf32, args.algorithms, tune)
         except Exception as exc:  # noqa: BLE001 - e.g. nvmath-python missing
             ways[tag] = {gemm: f"n/a ({type(exc).__name__}: {exc})" for gemm in ways["torch"]}
+    if not tf32:
+        ways["fixed"] = fixed_ways(x, w, b, g, shape["relu"], shape["input_grad"])
     rows = []
     for gemm in ways["torch"]:
         row = {"layer": shape["layer"], "gemm": gemm, "rows": rows_kind, "M": shape[rows_kind], "K": shape["K"],
@@ -152,8 +166,8 @@ def main() -> None:
     for name in PRECISIONS:
         for rows_kind in ("capacity", "live"):
             picked = [r for r in rows_out if r["precision"] == name and r["rows"] == rows_kind]
-            sums = {tag: sum(r[tag] for r in picked) if all(not isinstance(r[tag], str) for r in picked) else None
-                    for tag in ("torch", "lt", "lt-tuned")}
+            sums = {tag: sum(r[tag] for r in picked) if all(not isinstance(r.get(tag, ""), str) for r in picked)
+                    else None for tag in ("torch", "lt", "lt-tuned", "fixed")}
             print(f"step total {name} {rows_kind}: " + "  ".join(
                 f"{tag} {'n/a' if v is None else f'{v:.1f} us'}" for tag, v in sums.items()))
     if args.json:

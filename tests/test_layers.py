@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "zerognn"
 LAYERS: list[set[str]] = [
     # foundation
     {"errors", "lifetime", "atomic", "outputs", "graph", "rng", "distributed", "catalog", "determinism", "optimizer",
-     "precision"},
+     "precision", "column_sums"},
     {"sampling", "datasets"},  # graphs on disk, the reference sampler
     {"models", "cuda"},  # the math: GNN layers and the CUDA operators
     {"measure"},  # timing, traces, memory, floor: the same instrument for every variant

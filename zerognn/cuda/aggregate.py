@@ -34,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .. import determinism
+from .. import column_sums, determinism
 from ..errors import ZeroGNNError
 from .gather import GatheredRows
-from .launch import grid_for, launch, vector_width
+from .launch import grid_for, launch, resident_blocks, vector_width
 
 
 @dataclass(frozen=True)
@@ -83,16 +83,29 @@ def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: in
 
     ``width`` is the kernel's row width: that of the forward input x, in both directions. A forward
     moves float4s where the width allows, reading row ``row_ids[j]`` of ``src`` for row j of x when given
-    (None passes a null pointer: row j); a backward scatters single floats, masked by ``relu_out`` (the
-    forward's x, when it is a ReLU's output; None passes a null pointer).
+    (None passes a null pointer: row j); a backward scatters them the same way (one vector atomic each on
+    compute capability 9.0 and later), masked by ``relu_out`` (the forward's x, when it is a ReLU's output;
+    None passes a null pointer), and then also returns its gradient's column sums (``zerognn.column_sums``).
     """
     backward = name.endswith("backward")
-    out = (torch.zeros if backward else torch.empty)((rows, out_width), dtype=torch.float32, device=src.device)
-    items = block.num_dst * (src.shape[1] if backward else out_width // width * vector_width(width))
+    wide = src.shape[1] if backward else out_width  # the destination side's row width: [aggregate | self] for SAGE
+    items = block.num_dst * (wide // width * vector_width(width))
     head = (src.contiguous(), np.int64(width), block.nbr_local, block.counts, block.n_dst, np.int32(block.num_dst),
             np.int32(block.fanout))
-    launch(name, grid_for(items), *head, relu_out if backward else row_ids, out, block.overflow)
-    return out
+    if not backward:
+        out = torch.empty((rows, out_width), dtype=torch.float32, device=src.device)
+        launch(name, grid_for(items), *head, row_ids, out, block.overflow)
+        return out
+    # The scatter adds into zeros. When x is a ReLU's output the gradient returned is that of the ReLU's input,
+    # a dense layer's output, whose column sums are that layer's bias gradient: one row more, zeroed by the
+    # same fill, collects them as the kernel writes (zerognn.column_sums). Its grid is what the GPU holds at
+    # once, so that each block's one add per column into those sums stays few.
+    summing = relu_out is not None
+    buffer = torch.zeros((rows + summing, out_width), dtype=torch.float32, device=src.device)
+    out = buffer[:rows]
+    launch(name, grid_for(items, max_blocks=resident_blocks()) if summing else grid_for(items), *head, relu_out, out,
+           buffer[rows] if summing else None, block.overflow)
+    return column_sums.attach(out, buffer[rows]) if summing else out
 
 
 def _forward_over_rows(x: GatheredRows, block: EllBlock, op: str, widen: int, relu_input: bool) -> torch.Tensor:

@@ -53,6 +53,12 @@ def _max_blocks(device: int) -> int:
     return 32 * torch.cuda.get_device_properties(device).multi_processor_count
 
 
+def resident_blocks(threads: int = THREADS) -> int:
+    """Blocks of ``threads`` the current GPU holds at once at full occupancy (2048 threads per multiprocessor):
+    a grid-stride kernel that ends with per-block work (a flush of block sums) keeps that work to one round."""
+    return _max_blocks(torch.cuda.current_device()) // 32 * max(1, 2048 // threads)
+
+
 def grid_for(elements: int, threads: int = THREADS, max_blocks: int | None = None) -> int:
     """Blocks for ``elements`` grid-stride work items (at least 1; kernels loop over the rest)."""
     blocks = max(1, -(-int(elements) // threads))

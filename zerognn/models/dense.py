@@ -4,8 +4,10 @@ Bias and ReLU run in the GEMM's epilogue (``torch._addmm_activation``, cuBLASLt 
 as separate elementwise kernels; PyTorch gives that op no gradient, so the backward is written out
 here: the ReLU mask from the saved output, then the weight, bias and (when needed) input gradients.
 The bias gradient is a matrix-vector product with a ones vector (cuBLAS reads the gradient at memory
-bandwidth; a column ``sum(0)`` over a tall matrix reads it several times slower). Every variant runs
-the same layer, so an improvement here serves them all alike.
+bandwidth; a column ``sum(0)`` over a tall matrix reads it several times slower), unless the op that wrote
+the gradient summed its columns as it wrote it (``zerognn.column_sums``: the CUDA ops' scatter backwards
+under a hidden layer's ReLU), which saves reading it again. Every variant runs the same layer, so an
+improvement here serves them all alike.
 
 Under ``zerognn.determinism`` on a GPU every GEMM of the layer (output, input, weight and bias
 gradients) runs in ``zerognn.cuda.dense_gemm`` instead: each element one sequential sum, so no bit depends
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import determinism, precision
+from .. import column_sums, determinism, precision
 from ..cuda import dense_gemm
 
 _ones: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
@@ -40,6 +42,13 @@ def _ones_vector(n: int, like: torch.Tensor) -> torch.Tensor:
         ones = _ones[key] = torch.ones(max(n, 2 * (0 if ones is None else ones.numel())), dtype=like.dtype,
                                        device=like.device)
     return ones[:n]
+
+
+def _bias_grad(grad: torch.Tensor) -> torch.Tensor:
+    """``grad.sum(0)``: the column sums the op that wrote ``grad`` gathered, if it did (``zerognn.column_sums``),
+    else a matrix-vector product with ones."""
+    sums = column_sums.take(grad)
+    return sums if sums is not None else torch.mv(grad.t(), _ones_vector(grad.shape[0], grad))
 
 
 def fixed_order(t: torch.Tensor) -> bool:
@@ -81,7 +90,7 @@ class _Linear(torch.autograd.Function):
             return grad_x, grad_w, grad_b, None, None
         low_grad = _as(grad, ctx.low)
         grad_x = low_grad @ weight if ctx.needs_input_grad[0] else None
-        grad_b = torch.mv(grad.t(), _ones_vector(grad.shape[0], grad)) if ctx.has_bias else None
+        grad_b = _bias_grad(grad) if ctx.has_bias else None
         grad_w = low_grad.t() @ x
         if ctx.low is not None:  # gradients in the parameters' and activations' own dtype
             grad_x, grad_w = _as(grad_x, grad.dtype), grad_w.to(grad.dtype)
