@@ -303,3 +303,26 @@ def test_backward_of_any_other_loss_is_its_own():
     x = torch.randn(5, 3, requires_grad=True)
     loss_module.backward(F.cross_entropy(x, torch.zeros(5, dtype=torch.int64)))
     assert x.grad is not None and x.grad.shape == (5, 3)
+
+
+def test_backward_imports_no_symbolic_shapes():
+    """``torch.autograd.backward`` with a gradient given checks its shape through torch's symbolic shapes,
+    whose import (sympy) costs seconds once per process, inside every CUDA variant's setup; the stashed
+    gradient needs no such check. In a fresh interpreter, as in a run."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import sys, torch
+        from zerognn.cuda import loss as loss_module
+        from tests.cuda.test_cross_entropy import _fake_launch, batch
+        loss_module._launch = _fake_launch
+        logits, labels = batch(64, 10, device="cpu")
+        weight = torch.randn(10, 10).requires_grad_(True)
+        loss_module.backward(loss_module._CrossEntropy.apply(logits @ weight, labels, None, None))
+        assert weight.grad is not None and weight.grad.abs().sum() > 0
+        print(sorted(m for m in ("sympy", "torch.fx.experimental.symbolic_shapes") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

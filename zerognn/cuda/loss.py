@@ -115,4 +115,17 @@ def backward(loss: torch.Tensor) -> None:
         raise ZeroGNNError("this loss's backward has run already (or its logits needed no gradient)")
     logits, grad = node.logits, node.grad
     node.logits = node.grad = None  # neither outlives the backward
-    torch.autograd.backward(logits, grad)
+    _run_backward(logits, grad)
+
+
+def _run_backward(logits: torch.Tensor, grad: torch.Tensor) -> None:
+    """``torch.autograd.backward(logits, grad)`` without its check of ``grad``'s shape, which imports
+    ``torch.fx.experimental.symbolic_shapes`` and with it sympy (about 2 s, once per process, inside the
+    setup of every CUDA variant). ``grad`` is the kernel's own, allocated like ``logits``, so the check has
+    nothing to find; the engine call is the one ``torch.autograd.backward`` makes after it (a PyTorch
+    without it gets ``backward`` itself)."""
+    run = getattr(torch.autograd.graph, "_engine_run_backward", None)
+    if run is None or grad.shape != logits.shape:
+        torch.autograd.backward(logits, grad)
+        return
+    run((logits,), (grad,), False, False, (), allow_unreachable=True, accumulate_grad=True)
