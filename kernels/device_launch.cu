@@ -27,7 +27,7 @@ __device__ __forceinline__ i64 zg_min(i64 a, i64 b) { return a < b ? a : b; }
 extern "C" __global__ void dl_sample_neighbors(
     const i64* rowptr, const int* col, const i64* frontier, const int* n_frontier, int capacity, int fanout,
     const u64* hop_key, i64* nbr, int* counts, i64* table_keys, i64 table_size, i64* overflow, int threads) {
-    ZG_TAIL(sample_neighbors, zg_min(*n_frontier, capacity), threads)(
+    ZG_TAIL(sample_neighbors, zg_min(*n_frontier, capacity) * zg_sample_lanes(fanout), threads)(
         rowptr, col, frontier, n_frontier, capacity, fanout, hop_key, nbr, counts, table_keys, table_size, overflow);
 }
 

@@ -7,7 +7,15 @@
 // kernel runs per hop. The clearing is a grid-stride loop of its own, so any grid >= 1 clears the whole
 // table, whatever the live count (0 included); the sampling loop, its draws and its output are as without
 // it. A null `table_keys` (a caller that builds no table) clears nothing.
+//
+// A group of lanes samples each node (zg_sample_lanes: the fanout rounded up to a power of two, at most a
+// warp; slot i is lane i % lanes' in round i / lanes): Floyd's draws are independent of each other, so every
+// lane draws its slots at once, and only the collision rule runs in slot order, one warp vote per slot (a
+// slot keeps its draw t unless an earlier slot's final pick is t, and then takes j); the neighbours' reads
+// are then all in flight together, where one thread per node made them one after the other.
 #include "zerognn_common.cuh"
+
+#define ZG_SAMPLE_ROUNDS ((ZG_MAX_FANOUT + 31) / 32)  // slots per lane at most
 
 extern "C" __global__ void sample_neighbors(
     const i64* __restrict__ rowptr, const int* __restrict__ col, const i64* __restrict__ frontier,
@@ -22,27 +30,47 @@ extern "C" __global__ void sample_neighbors(
     }
     const i64 live = n < capacity ? n : capacity;
     const u64 key = *hop_key;
-    ZG_GRID_STRIDE(p, live) {
+    const int lanes = zg_sample_lanes(fanout), lane = threadIdx.x & (lanes - 1);
+    const int warp_lane = threadIdx.x & 31;
+    const unsigned group = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << (warp_lane & ~(lanes - 1));
+    // grid-stride over nodes, a group each (blockDim is a multiple of 32, so a group never spans two warps)
+    const i64 stride = (i64)gridDim.x * blockDim.x / lanes;
+    for (i64 p = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / lanes; p < live; p += stride) {
         const i64 v = frontier[p];
         const i64 start = rowptr[v];
         const i64 degree = rowptr[v + 1] - start;
         i64* out = nbr + p * fanout;
         if (degree <= fanout) {
-            for (i64 i = 0; i < degree; ++i) out[i] = col[start + i];
-            counts[p] = (int)degree;
+            for (i64 i = lane; i < degree; i += lanes) out[i] = col[start + i];
+            if (lane == 0) counts[p] = (int)degree;
             continue;
         }
         const u64 node_key = zg_combine(key, (u64)v);
-        i64 picks[ZG_MAX_FANOUT];
-        for (int i = 0; i < fanout; ++i) {
-            const i64 j = degree - fanout + i;
-            i64 t = zg_uniform_below(zg_draw(node_key, (u64)i), j + 1);
-            for (int k = 0; k < i; ++k) {
-                if (picks[k] == t) { t = j; break; }
-            }
-            picks[i] = t;
-            out[i] = col[start + t];
+        i64 pick[ZG_SAMPLE_ROUNDS];
+#pragma unroll
+        for (int r = 0; r < ZG_SAMPLE_ROUNDS; ++r) {
+            const int i = lane + r * lanes;
+            pick[r] = i < fanout ? zg_uniform_below(zg_draw(node_key, (u64)i), degree - fanout + i + 1) : -1;
         }
-        counts[p] = fanout;
+        for (int i = 1; i < fanout; ++i) {
+            const int owner = i & (lanes - 1), round = i / lanes;
+            i64 mine = pick[0];
+#pragma unroll
+            for (int r = 1; r < ZG_SAMPLE_ROUNDS; ++r) if (r == round) mine = pick[r];
+            const i64 t = __shfl_sync(group, mine, owner, lanes);
+            bool taken = false;
+#pragma unroll
+            for (int r = 0; r < ZG_SAMPLE_ROUNDS; ++r) taken |= lane + r * lanes < i && pick[r] == t;
+            if (__ballot_sync(group, taken) != 0u && lane == owner) {
+#pragma unroll
+                for (int r = 0; r < ZG_SAMPLE_ROUNDS; ++r) if (r == round) pick[r] = degree - fanout + i;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ZG_SAMPLE_ROUNDS; ++r) {
+            const int i = lane + r * lanes;
+            if (i < fanout) out[i] = col[start + pick[r]];
+        }
+        if (lane == 0) counts[p] = fanout;
     }
 }

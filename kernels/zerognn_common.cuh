@@ -35,6 +35,14 @@ __device__ __forceinline__ u64 zg_draw(u64 key, u64 i) { return zg_mix64(key + (
 // Uniform integer in [0, n) for 0 < n < 2^31 (multiply-shift on the top 32 bits).
 __device__ __forceinline__ i64 zg_uniform_below(u64 r, i64 n) { return (i64)(((r >> 32) * (u64)n) >> 32); }
 
+// Lanes that sample one node (sample_neighbors.cu): the fanout rounded up to a power of two, at most a warp
+// (sample_lanes in zerognn/cuda/sampling.py sizes the host's grids by the same rule).
+__device__ __forceinline__ int zg_sample_lanes(int fanout) {
+    int lanes = 1;
+    while (lanes < fanout && lanes < 32) lanes <<= 1;
+    return lanes;
+}
+
 // overflow[0] = flag, overflow[1] = largest size needed (both int64).
 __device__ __forceinline__ void zg_raise_overflow(i64* overflow, i64 needed) {
     atomicExch((u64*)&overflow[0], 1ull);

@@ -30,7 +30,7 @@ def live(n):
 
 
 @pytest.mark.parametrize("skew", [False, True])
-@pytest.mark.parametrize("fanout", [1, 5, 15])
+@pytest.mark.parametrize("fanout", [1, 5, 15, 40, 64])  # 40, 64: lanes take two slots each
 def test_sample_kernel_matches_reference_slot_for_slot(skew, fanout):
     g = random_graph(3000, 40000, seed=11, skew=skew).to(DEV)
     frontier = torch.randperm(3000, generator=torch.Generator().manual_seed(2))[:700].to(DEV)

@@ -23,6 +23,12 @@ MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
 RANK_WORDS = 1024  # ZG_RANK_WORDS: bitmap words per tile of relabel_nodes' scan
 
 
+def sample_lanes(fanout: int) -> int:
+    """Threads that sample one node: the fanout rounded up to a power of two, at most a warp
+    (``zg_sample_lanes`` in kernels/zerognn_common.cuh, whose grid-stride loop works under any grid)."""
+    return min(32, 1 << max(0, int(fanout) - 1).bit_length())
+
+
 def new_overflow(device) -> torch.Tensor:
     """The overflow record kernels raise: [flag, largest size needed] (int64)."""
     return torch.zeros(2, dtype=torch.int64, device=device)
@@ -82,7 +88,7 @@ def sample(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, ca
     nbr = torch.empty(capacity * fanout, dtype=torch.int64, device=device)
     counts = torch.empty(capacity, dtype=torch.int32, device=device)
     table_slots = np.int64(0 if table_keys is None else table_keys.numel())
-    launch("sample_neighbors", grid or grid_for(capacity), graph.rowptr, graph.col, frontier, n_frontier,
+    launch("sample_neighbors", grid or grid_for(capacity * sample_lanes(fanout)), graph.rowptr, graph.col, frontier, n_frontier,
            np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, table_keys, table_slots, overflow)
     return nbr, counts
 
