@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from zerognn.errors import ZeroGNNError
-from zerognn.fixed_launch.training_state import flatten_training_state
+from zerognn.fixed_launch.training_state import ALIGN_FLOATS, flatten_training_state
 from zerognn.models import build_model
 
 
@@ -32,8 +32,13 @@ def test_flattening_keeps_values_and_the_optimizer_trajectory():
     train(model, opt, 5)
     for a, b in zip(ref_model.parameters(), model.parameters()):
         assert torch.equal(a, b)  # bit-identical: the first step saw the same (fresh) state
-    n_params = sum(p.numel() for p in model.parameters())
-    assert flat.numel() == 3 * n_params + len(list(model.parameters()))  # params, 2 moments, steps
+    # params, 2 moments, steps, each view starting at a multiple of 256 bytes of the buffer
+    views = [p for p in model.parameters()] + [v for st in opt.state.values() for v in st.values()]
+    assert len(views) == 4 * len(list(model.parameters()))
+    assert all((v.data_ptr() - flat.data_ptr()) % (4 * ALIGN_FLOATS) == 0 for v in views)
+    starts = sorted(v.data_ptr() for v in views)
+    assert len(set(starts)) == len(starts)  # no two views share storage
+    assert flat.numel() == sum(-(-v.numel() // ALIGN_FLOATS) * ALIGN_FLOATS for v in views)
 
 
 def test_one_copy_restores_parameters_and_optimizer_state():

@@ -5,6 +5,12 @@ whole training state inside its CUDA Graph. With every parameter and every optim
 re-homed as a view of one flat buffer, that is one copy before the step and one conditional copy
 after it, bit-exact, whatever the model. Adam's state is created up front (zeros, step 0, exactly
 what its first step would create) so that the buffer exists before capture.
+
+Every view starts at a multiple of ``ALIGN_FLOATS`` (256 bytes, where the caching allocator starts a
+tensor of its own): GEMM libraries pick their kernels by their operands' alignment, and a weight behind
+Adam's one-float ``step`` would be 4-byte aligned only (cuBLAS then runs its ``align1`` kernels: at TF32
+on an H200, Ampere kernels at a fraction of the Hopper ones' speed). The padding between views is zeros
+and is copied with the rest.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import torch
 from torch import nn
 
 from ..errors import ZeroGNNError
+
+ALIGN_FLOATS = 64  # each view's start, in floats: 256 bytes
 
 
 def _materialize_adam_state(optimizer: torch.optim.Optimizer, params: list[nn.Parameter]) -> None:
@@ -52,14 +60,16 @@ def flatten_training_state(model: nn.Module, optimizer: torch.optim.Optimizer) -
         if tensor.dtype != torch.float32 or tensor.device != params[0].device:
             raise ZeroGNNError(f"training state {key or 'parameter'} is {tensor.dtype} on {tensor.device}; "
                                f"a flat state needs float32 on {params[0].device} (Adam with capturable=True)")
-    flat = torch.empty(sum(t.numel() for t, _, _ in slots), dtype=torch.float32, device=params[0].device)
-    offset = 0
-    for tensor, p, key in slots:
+    offsets, end = [], 0
+    for tensor, _, _ in slots:
+        offsets.append(end)
+        end += -(-tensor.numel() // ALIGN_FLOATS) * ALIGN_FLOATS
+    flat = torch.zeros(end, dtype=torch.float32, device=params[0].device)
+    for (tensor, p, key), offset in zip(slots, offsets):
         view = flat[offset:offset + tensor.numel()].view(tensor.shape)
         view.copy_(tensor)
         if key is None:
             p.data = view
         else:
             optimizer.state[p][key] = view
-        offset += tensor.numel()
     return flat
