@@ -133,6 +133,7 @@ def _shim_launches(monkeypatch, launched: list) -> None:
     monkeypatch.setattr(launch_module, "cuda_launch", lambda *args: None)
     monkeypatch.setattr(launch_module, "LaunchConfig", lambda **kwargs: None)
     monkeypatch.setattr(launch_module, "Stream", _Shim)
+    monkeypatch.setattr(launch_module, "_make_current", lambda device: None)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda *args: _Shim)
     monkeypatch.setattr(step_control, "torch", _TorchWithoutPinning())
@@ -369,3 +370,54 @@ def test_the_sage_and_gcn_forwards_and_their_parents_take_nullable_int64_rows():
             rows = signature(kernel)[params.index("rows")]
             assert (rows.ctype, rows.pointer) == ("i64", True), kernel
             assert params[params.index("rows") + 1] == "out", kernel  # where the backwards take relu_out
+
+
+def test_each_thread_makes_the_context_current_once_per_device(monkeypatch):
+    """A launch makes its device's context current on the calling thread (autograd's worker threads may have
+    none) the first time that thread launches on that device, and not on every launch."""
+    import threading
+
+    made = []
+
+    class FakeDevice:
+        def __init__(self, device):
+            self.device = device
+
+        def set_current(self):
+            made.append((threading.get_ident(), self.device))
+
+    monkeypatch.setattr(launch_module, "Device", FakeDevice)
+    monkeypatch.setattr(launch_module, "_thread", threading.local())
+    for device in (0, 0, 1, 1, 0):
+        launch_module._make_current(device)
+    here = threading.get_ident()
+    assert made == [(here, 0), (here, 1), (here, 0)]
+    worker = threading.Thread(target=lambda: [launch_module._make_current(0) for _ in range(3)])
+    worker.start()
+    worker.join()
+    assert len(made) == 4 and made[-1][1] == 0 and made[-1][0] != here
+
+
+@pytest.mark.gpu
+def test_a_launch_from_a_thread_that_never_touched_cuda():
+    """A thread of its own (as autograd's backward threads are) launches our kernels with no CUDA call of
+    its own first: without the context made current there, the driver refuses (CUDA_ERROR_INVALID_CONTEXT)."""
+    import threading
+
+    labels = torch.arange(10, dtype=torch.int64, device="cuda") * 3
+    ids = torch.tensor([4, 1, 7], dtype=torch.int64, device="cuda")
+    n_ids, overflow = torch.tensor([3], dtype=torch.int32, device="cuda"), sampling.new_overflow("cuda")
+    torch.cuda.synchronize()
+    results, errors = [], []
+
+    def work():  # its only CUDA work is the launch (and the output's allocation)
+        try:
+            results.append(gather_labels(labels, ids, n_ids, overflow))
+        except Exception as exc:  # noqa: BLE001 - reported below with its message
+            errors.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert not errors, errors
+    assert results[0].tolist() == [12, 3, 21]

@@ -11,6 +11,7 @@ the GPU, or a scalar of the wrong width is a clear error naming the kernel and t
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from functools import cache
 
@@ -146,5 +147,21 @@ def launch(name: str, grid: int, *args, threads: int = THREADS) -> None:
         name, grid, args, threads = f"dl_{name}", 1, (*args, np.int32(threads)), 1
     arguments = kernel_arguments(name, args)
     device = torch.cuda.current_device()
+    function = kernel(name, device)
+    _make_current(device)
     stream = Stream.from_handle(torch.cuda.current_stream().cuda_stream)
-    cuda_launch(stream, LaunchConfig(grid=int(grid), block=threads), kernel(name, device), *arguments)
+    cuda_launch(stream, LaunchConfig(grid=int(grid), block=threads), function, *arguments)
+
+
+_thread = threading.local()  # the device whose context this thread last made current for a launch
+
+
+def _make_current(device: int) -> None:
+    """Make ``device``'s primary context current on this thread, once per thread and device. A driver-API
+    launch needs it, and a thread may have none: autograd runs backwards on a worker thread of its own, on
+    which nothing may have touched CUDA yet when a backward's first work is one of our kernels (in
+    deterministic mode the dense layers' fixed-order GEMMs; otherwise cuBLAS goes first and makes it
+    current). A flag per thread keeps the check off every launch's cost."""
+    if getattr(_thread, "device", None) != device:
+        Device(device).set_current()
+        _thread.device = device

@@ -88,8 +88,8 @@ def sample(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, ca
     nbr = torch.empty(capacity * fanout, dtype=torch.int64, device=device)
     counts = torch.empty(capacity, dtype=torch.int32, device=device)
     table_slots = np.int64(0 if table_keys is None else table_keys.numel())
-    launch("sample_neighbors", grid or grid_for(capacity * sample_lanes(fanout)), graph.rowptr, graph.col, frontier, n_frontier,
-           np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, table_keys, table_slots, overflow)
+    launch("sample_neighbors", grid or grid_for(capacity * sample_lanes(fanout)), graph.rowptr, graph.col, frontier,
+           n_frontier, np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, table_keys, table_slots, overflow)
     return nbr, counts
 
 
