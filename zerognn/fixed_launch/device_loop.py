@@ -15,31 +15,13 @@ gave them, so the PyTorch graph (and its memory pool) must outlive the loop.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import torch
 
+from ..cuda.graph_api import check as _check
+from ..cuda.graph_api import runtime as _runtime
 from ..cuda.launch import launch
-from ..errors import ZeroGNNError, missing_extra
-
-
-def _runtime():
-    try:
-        from cuda.bindings import runtime
-    except ImportError as exc:
-        raise missing_extra("cuda", "the device-driven loop", exc) from exc
-    return runtime
-
-
-def _check(result: tuple) -> Any:
-    """cuda-bindings returns (error, *values): raise on an error, else the value(s)."""
-    rt = _runtime()
-    err, *values = result
-    if err != rt.cudaError_t.cudaSuccess:
-        raise ZeroGNNError(f"CUDA graph API error {err.name}: {rt.cudaGetErrorString(err)[1].decode()}; the "
-                           f"device-driven loop needs CUDA 12.4 or newer (conditional graph nodes)")
-    return values[0] if len(values) == 1 else (tuple(values) if values else None)
 
 
 def _nodes(graph) -> list:
