@@ -1,6 +1,6 @@
 """The CUDA runtime's graph API through cuda-bindings, for graphs PyTorch's capture cannot build alone:
-conditional nodes (the device-driven loop's WHILE, the live-row buckets' SWITCH) and captures into a node's
-body. cuda-bindings returns ``(error, *values)`` from every call; ``check`` turns an error into one line.
+conditional nodes (the device-driven loop's WHILE) and captures into a node's body. cuda-bindings returns
+``(error, *values)`` from every call; ``check`` turns an error into one line.
 """
 
 from __future__ import annotations
@@ -24,5 +24,5 @@ def check(result: tuple) -> Any:
     err, *values = result
     if err != rt.cudaError_t.cudaSuccess:
         raise ZeroGNNError(f"CUDA graph API error {err.name}: {rt.cudaGetErrorString(err)[1].decode()}; conditional "
-                           f"graph nodes need CUDA 12.4 or newer (SWITCH nodes 12.8)")
+                           f"graph nodes need CUDA 12.4 or newer")
     return values[0] if len(values) == 1 else (tuple(values) if values else None)
