@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
+from ..cuda.live_rows import BUCKETS, RowBuckets
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
@@ -59,6 +60,19 @@ class Envelope:
         if limit is not None:
             caps = [max(needed if h == hop + 1 else 0, min(c, cap)) for h, (c, cap) in enumerate(zip(caps, limit))]
         return replace(self, frontier_capacity=tuple(caps))
+
+    def row_buckets(self, frontier: int) -> RowBuckets:
+        """Buckets for dense work over frontier ``frontier``'s live rows (``zerognn.cuda.live_rows``): from the
+        smallest frontier calibration saw up to the capacity, midway to the largest the typical; without
+        calibration, from an eighth of the capacity. The seeds (frontier 0) are always the batch: one bucket."""
+        capacity = self.frontier_capacity[frontier]
+        if frontier == 0:
+            return RowBuckets.between(capacity, capacity)
+        smallest, largest = self.calibration.get("calibration_min"), self.calibration.get("calibration_max")
+        if smallest and largest:
+            low, high = smallest[frontier - 1], largest[frontier - 1]
+            return RowBuckets.between(low, capacity, typical=(low + high) // 2)
+        return RowBuckets.between(capacity // BUCKETS, capacity)
 
     def record(self, live_max: list[int] | None = None, live_mean: list[float] | None = None) -> dict:
         """``variant_info.envelope`` for the run record: per hop, provisioned and (if given) live sizes."""
@@ -101,12 +115,13 @@ def calibrate(graph: CSRGraph, train_idx: torch.Tensor, batch_size: int, fanouts
         sub = sample_subgraph(graph, seeds, fanouts, seed, CALIBRATION_EPOCH, step)
         observed[step] = torch.tensor([f.numel() for f in sub.frontiers[1:]])
     worst = worst_case_capacities(graph.num_nodes, batch_size, fanouts)
-    peak = observed.max(dim=0).values.tolist()
+    peak, smallest = observed.max(dim=0).values.tolist(), observed.min(dim=0).values.tolist()
     caps = [batch_size]
     for h, live in enumerate(peak):
         caps.append(max(caps[-1], min(worst[h + 1], math.ceil(live * (1 + margin)))))
     return Envelope(batch_size, tuple(fanouts), tuple(caps), "calibrated",
-                    {"calibration_batches": steps, "margin": margin, "calibration_max": peak})
+                    {"calibration_batches": steps, "margin": margin, "calibration_max": peak,
+                     "calibration_min": smallest})
 
 
 class CalibratedEnvelope:

@@ -71,6 +71,9 @@ class StepGraph:
     def __init__(self, ctx: Any, envelope: Envelope, order: Callable[[int], torch.Tensor], keep_graph: bool = False):
         sampling.check_graph(ctx.dataset.graph)
         self.ctx, self.envelope, self.keep_graph = ctx, envelope, keep_graph
+        # Dense work over live rows takes conditional nodes, which a graph kept to be cloned as a child graph
+        # (a device-side loop's body) cannot hold: such a step runs its GEMMs over every provisioned row.
+        self.live_row_gemms = not keep_graph
         hops = len(ctx.fanouts)
         self._new_bits = sampling.NewNodeBits.for_graph(ctx.dataset.num_nodes, ctx.device)
         # Warm-up and every capture run on this one stream: cuBLAS keeps a workspace per (thread,
@@ -102,7 +105,8 @@ class StepGraph:
             for hop, fanout in enumerate(ctx.fanouts):
                 frontier, n_live, block = sampling.sample_hop_ell(
                     ds.graph, frontier, n_live, fanout, control.hop_keys[hop:hop + 1], control.overflow[hop],
-                    self._new_bits, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
+                    self._new_bits, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2],
+                    dst_buckets=envelope.row_buckets(hop) if self.live_row_gemms else None)
                 frontiers.append(frontier)
                 blocks.append(block)
             # The captured buffers: after each replay they hold that step's sample (read by tests).
