@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from ..errors import ZeroGNNError
+from . import side_stream
 from .graph_api import check, runtime
 from .launch import launch
 
@@ -49,18 +50,15 @@ class RowBuckets:
     first: int
     step: int
     count: int
-    typical: int  # the live rows to expect (e.g. the largest calibration saw): what a switch is judged by
 
     @classmethod
-    def between(cls, low: int, capacity: int, count: int = BUCKETS, typical: int | None = None) -> RowBuckets:
-        """``count`` buckets evenly spaced from ``low`` rows (the first edge) to ``capacity``; ``typical``
-        defaults to ``low``."""
+    def between(cls, low: int, capacity: int, count: int = BUCKETS) -> RowBuckets:
+        """``count`` buckets evenly spaced from ``low`` rows (the first edge) to ``capacity``."""
         capacity = int(capacity)
         low = max(1, min(int(low), capacity))
-        typical = min(capacity, int(low if typical is None else typical))
         if count < 2 or low >= capacity:
-            return cls(capacity, capacity, 1, 1, typical)
-        return cls(capacity, low, -(-(capacity - low) // (count - 1)), int(count), typical)
+            return cls(capacity, capacity, 1, 1)
+        return cls(capacity, low, -(-(capacity - low) // (count - 1)), int(count))
 
     @property
     def edges(self) -> tuple[int, ...]:
@@ -110,108 +108,77 @@ def _allocations(device: torch.device) -> int:
     return torch.cuda.memory_stats(device).get("allocation.all.allocated", 0)
 
 
-_switch_costs: dict[int, float] = {}
+COPIES, REPLAYS = 4, 10  # a verdict's graphs: copies of the work in each, replays timed
+MIN_SAVING_US = 2.0  # per switch: below this the saving is within the timing's noise and the step's neighbours
+
+# Per caller's key: the verdict on a layer's dense work, from the pass outside capture (``_judge``)
+_verdicts: dict[tuple, dict] = {}
 
 
-def switch_cost_us(device: torch.device) -> float:
-    """What one switch adds to a step's GPU time on this device, measured once per process: a graph of
-    ``BUCKETS``-way switches around a small GEMM (the live count at the capacity) against a graph of the
-    GEMMs alone (select kernel, condition, the body's launch and return). Not while a stream captures."""
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    if index in _switch_costs:
-        return _switch_costs[index]
+def verdicts() -> list[dict]:
+    """Every verdict this process reached: the work's key, its time at the capacity and switched (µs per copy,
+    GPU time of a replayed graph), the live rows it was judged at and whether it switches."""
+    return [dict(v) for v in _verdicts.values()]
+
+
+def _replay_us(build: Callable[[], None], stream: torch.cuda.Stream) -> float:
+    """GPU time per ``COPIES``: a graph of what ``build`` launches, captured on ``stream`` and replayed."""
     from .capture import capturing
 
-    nodes, replays, size = 8, 20, 64
-    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
-    out = torch.empty(size, size, device=device)
-    count = torch.full((1,), size, dtype=torch.int32, device=device)
-    rows = LiveRows(count, RowBuckets.between(size // BUCKETS, size))
-    # cuBLAS keeps a workspace per (thread, stream), for the rest of the process: the graphs are captured on the
-    # current stream and the bodies on the body stream, which the step's own GEMMs use anyway, so the
-    # measurement leaves no workspace of its own behind
-    current, child = torch.cuda.current_stream(device), _body_stream(device)
-    torch.mm(a, b, out=out)
-    child.wait_stream(current)
-    with torch.cuda.stream(child):
-        torch.mm(a, b, out=out)
-    current.wait_stream(child)
-    times = []
-    for switched in (False, True):
-        graph = torch.cuda.CUDAGraph()
-        with capturing(graph, current):
-            for _ in range(nodes):
-                if switched:
-                    _switch(rows, lambda n: torch.mm(a[:n], b, out=out[:n]))
-                else:
-                    torch.mm(a, b, out=out)
-        graph.replay()
+    graph = torch.cuda.CUDAGraph()
+    with capturing(graph, stream):
+        build()
+    with torch.cuda.stream(stream):
+        graph.replay()  # warm
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(LAUNCH_COVER_CYCLES)  # the replays queue up behind it: GPU time, not launch time
         start.record()
-        for _ in range(replays):
+        for _ in range(REPLAYS):
             graph.replay()
         end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000 / replays)
-    _switch_costs[index] = max(0.0, (times[1] - times[0]) / nodes)
-    return _switch_costs[index]
-
-
-# GPU time (µs) a layer's dense work saves at its typical bucket over every row, by the caller's key, from a
-# pass outside capture
-_savings: dict[tuple, float] = {}
-
-
-def _time_us(body: Callable[[int], None], rows: int) -> float:
-    """GPU time of ``body(rows)`` on the current stream, the host waiting for it."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(LAUNCH_COVER_CYCLES)  # the GPU waits while the host queues: the events time the GPU's work
-    start.record()
-    body(rows)
-    end.record()
     end.synchronize()  # a pass before capture: the host may wait (and may not query during capture)
-    return start.elapsed_time(end) * 1000
+    return start.elapsed_time(end) * 1000 / (REPLAYS * COPIES)
 
 
-def _pays(rows: LiveRows, key: tuple) -> bool:
-    """Whether a switch saves more than it costs: the work's time at the capacity less its time at a typical
-    live count's bucket (both timed in a pass outside capture), against ``switch_cost_us``. Untimed work
-    switches."""
-    saved = _savings.get(key)
-    return saved is None or saved > _switch_costs.get(rows.count.device.index or 0, 0.0)
+def _judge(rows: LiveRows, body: Callable[[int], None], key: tuple, stream: torch.cuda.Stream) -> None:
+    """Time the work as the step would run it, both ways: graphs of ``COPIES`` runs at the capacity and of
+    ``COPIES`` switches at the bucket of the live count the pass holds (a real batch's), the bodies the real
+    ones. A switch's cost (its select kernel, the node, the body's launch and return on the device) depends on
+    the body, so it is measured with it, not with a stand-in. The capacity graph replays last: the outputs
+    leave the pass holding every row."""
+    live = int(rows.count.item())  # outside capture: a host read in the pass before it is allowed
+    switched = _replay_us(lambda: [_switch(rows, body) for _ in range(COPIES)], stream)
+    at_capacity = _replay_us(lambda: [body(rows.buckets.capacity) for _ in range(COPIES)], stream)
+    _verdicts[key] = {"work": " ".join(map(str, key)), "live_rows": live, "capacity": rows.buckets.capacity,
+                      "capacity_us": round(at_capacity, 2), "switched_us": round(switched, 2),
+                      "switches": switched + MIN_SAVING_US < at_capacity}
 
 
 def run_over_live_rows(rows: LiveRows, body: Callable[[int], None], key: tuple | None = None) -> None:
     """Run ``body(n)``, a layer's dense work over its first ``n`` rows, at the bucket the live rows take.
 
     While the current stream captures a graph: a SWITCH node after the work captured so far, ``body``
-    captured once per bucket into the node's bodies; the stream continues after the node. Work (named by
-    ``key``) whose switch would cost more than it saves (``_pays``) is captured at the capacity instead.
-    Otherwise: ``body(capacity)`` on the body stream (ordered after the current stream, which waits for it),
-    and, with a ``key`` seen for the first time, timed there at the capacity and at a typical live count's
-    bucket, waited for: what ``_pays`` judges by."""
+    captured once per bucket into the node's bodies; the stream continues after the node. Work named by a
+    ``key`` is judged first, in a pass outside capture (``_judge``), and captured at the capacity where a switch
+    did not save ``MIN_SAVING_US``. Otherwise: ``body(capacity)`` on the body stream (ordered after the current
+    stream, which waits for it), so its cuBLAS workspace exists before capture, then, for a ``key`` not judged
+    yet, the verdict."""
     buckets, device = rows.buckets, rows.count.device
     if buckets.count == 1:
         body(buckets.capacity)
         return
     current = torch.cuda.current_stream(device)
     if not torch.cuda.is_current_stream_capturing():
-        if key is not None:
-            switch_cost_us(device)
         child = _body_stream(device)
         child.wait_stream(current)
         with torch.cuda.stream(child):
             body(buckets.capacity)
-            if key is not None and key not in _savings:
-                typical = buckets.edges[buckets.bucket(buckets.typical)]
-                body(typical)  # warm
-                saved = _time_us(body, buckets.capacity) - _time_us(body, typical)
-                body(buckets.capacity)  # the pass's outputs over every row, as without the timing
-                _savings[key] = saved
         current.wait_stream(child)
+        if key is not None and key not in _verdicts:
+            body(buckets.capacity)  # and the current stream's workspace, which the verdict's graphs capture on
+            _judge(rows, body, key, current)
         return
-    if key is not None and not _pays(rows, key):
+    if key is not None and key in _verdicts and not _verdicts[key]["switches"]:
         body(buckets.capacity)
         return
     _switch(rows, body)
@@ -245,7 +212,7 @@ def _switch(rows: LiveRows, body: Callable[[int], None]) -> None:
         check(rt.cudaStreamBeginCaptureToGraph(body_stream, graph_of_body, None, None, 0,
                                                rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed))
         try:
-            with torch.cuda.stream(child):
+            with torch.cuda.stream(child), side_stream.serial():  # no fork inside a body: not this capture's streams
                 body(edge)
         finally:
             check(rt.cudaStreamEndCapture(body_stream))

@@ -63,16 +63,13 @@ class Envelope:
 
     def row_buckets(self, frontier: int) -> RowBuckets:
         """Buckets for dense work over frontier ``frontier``'s live rows (``zerognn.cuda.live_rows``): from the
-        smallest frontier calibration saw up to the capacity, midway to the largest the typical; without
-        calibration, from an eighth of the capacity. The seeds (frontier 0) are always the batch: one bucket."""
+        smallest frontier calibration saw up to the capacity; without calibration, from an eighth of the
+        capacity. The seeds (frontier 0) are always the batch: one bucket."""
         capacity = self.frontier_capacity[frontier]
         if frontier == 0:
             return RowBuckets.between(capacity, capacity)
-        smallest, largest = self.calibration.get("calibration_min"), self.calibration.get("calibration_max")
-        if smallest and largest:
-            low, high = smallest[frontier - 1], largest[frontier - 1]
-            return RowBuckets.between(low, capacity, typical=(low + high) // 2)
-        return RowBuckets.between(capacity // BUCKETS, capacity)
+        smallest = self.calibration.get("calibration_min")
+        return RowBuckets.between(smallest[frontier - 1] if smallest else capacity // BUCKETS, capacity)
 
     def record(self, live_max: list[int] | None = None, live_mean: list[float] | None = None) -> dict:
         """``variant_info.envelope`` for the run record: per hop, provisioned and (if given) live sizes."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from ..cuda import sampling
+from ..cuda import live_rows, sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.capture import capturing
 from ..cuda.gather import gather_labels, model_input
@@ -203,4 +203,6 @@ class StepGraph:
             "overflow_count": rolled_back,
             "recoveries": self.recoveries,
             "captures": self.captures,
+            # each layer's dense work judged for a switch over its live rows: times and whether it switched
+            "live_row_gemms": live_rows.verdicts() if self.live_row_gemms else None,
         }
