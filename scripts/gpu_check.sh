@@ -3,7 +3,7 @@
 # paths given), then time host-mediated, zerognn and zerognn-worstcase on products-like (SAGE 15-10-5)
 # at each batch size of CHECK_BATCHES (default 1024) with a profiler trace and its per-kernel summary,
 # and run the operator benchmark. With BEFORE=<dir> holding another tree of the project (e.g.
-# `git archive <commit> | tar -x -C before`), the same runs are made with that tree in the same call,
+# `git archive <commit> | tar -x -C .before`; several, space-separated), the same runs are made with it in the same call,
 # so before and after compare on one machine (CHECK_REPEATS=N: N processes per side, interleaved).
 # Results land in $OUT.
 #   device run:  ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_check.sh [pytest paths]
@@ -34,7 +34,9 @@ check_runs() {  # tree tag repeat
 }
 # CHECK_REPEATS processes per side, before and after interleaved, so a drift of the machine hits both alike
 for repeat in $(seq "${CHECK_REPEATS:-1}"); do
-    [ -n "${BEFORE:-}" ] && check_runs "$ROOT/$BEFORE" before "$repeat"
+    for tree in ${BEFORE:-}; do  # each tagged by its directory's name without the dot: .before -> before
+        check_runs "$ROOT/$tree" "${tree#.}" "$repeat"
+    done
     check_runs "$ROOT" after "$repeat"
 done
 python3 - <<'PY'
