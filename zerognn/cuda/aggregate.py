@@ -36,7 +36,6 @@ import torch
 
 from .. import column_sums, determinism
 from ..errors import ZeroGNNError
-from . import grad_buffers
 from .gather import GatheredRows
 from .launch import grid_for, launch, resident_blocks, vector_width
 from .live_rows import LiveRows, RowBuckets, attach
@@ -82,10 +81,8 @@ def transpose(block: EllBlock) -> EllTranspose:
 
 
 def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: int, out_width: int,
-             relu_out: torch.Tensor | None = None, row_ids: torch.Tensor | None = None,
-             zeroed: grad_buffers.ZeroedGrad | None = None) -> torch.Tensor:
-    """Launch a row kernel over ``src`` into a new [rows, out_width] buffer (zeroed for a backward: ``zeroed``'s,
-    made ahead by the dense layer that read the forward's output, when it was; ``zerognn.cuda.grad_buffers``).
+             relu_out: torch.Tensor | None = None, row_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """Launch a row kernel over ``src`` into a new [rows, out_width] buffer (zeroed for a backward).
 
     ``width`` is the kernel's row width: that of the forward input x, in both directions. A forward
     moves float4s where the width allows, reading row ``row_ids[j]`` of ``src`` for row j of x when given
@@ -107,10 +104,7 @@ def _rowwise(name: str, src: torch.Tensor, block: EllBlock, rows: int, width: in
     # same fill, collects them as the kernel writes (zerognn.column_sums). Its grid is what the GPU holds at
     # once, so that each block's one add per column into those sums stays few.
     summing = relu_out is not None
-    shape = (rows + summing, out_width)
-    buffer = zeroed.take() if zeroed is not None else torch.zeros(shape, dtype=torch.float32, device=src.device)
-    if tuple(buffer.shape) != shape:
-        raise ZeroGNNError(f"{name}: a gradient buffer made ahead has shape {tuple(buffer.shape)}, not {shape}")
+    buffer = torch.zeros((rows + summing, out_width), dtype=torch.float32, device=src.device)
     out = buffer[:rows]
     launch(name, grid_for(items, max_blocks=resident_blocks()) if summing else grid_for(items), *head, relu_out, out,
            buffer[rows] if summing else None, block.overflow)
@@ -137,10 +131,10 @@ class _RowAggregation(torch.autograd.Function):
     gradient it returns is that of the ReLU's input."""
 
     @staticmethod
-    def forward(ctx, x, block, op, widen, relu_input, zeroed):
+    def forward(ctx, x, block, op, widen, relu_input):
         ctx.block, ctx.num_src, ctx.op, ctx.width = block, x.shape[0], op, x.shape[1]
         x = x.contiguous()
-        ctx.relu_input, ctx.zeroed = relu_input, zeroed
+        ctx.relu_input = relu_input
         if relu_input:
             ctx.save_for_backward(x)
         return _rowwise(f"{op}_forward", x, block, block.num_dst, x.shape[1], widen * x.shape[1])
@@ -149,16 +143,15 @@ class _RowAggregation(torch.autograd.Function):
     def backward(ctx, grad):
         relu_out = ctx.saved_tensors[0] if ctx.relu_input else None
         if not determinism.enabled():
-            grad_x = _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src, ctx.width, ctx.width, relu_out,
-                              zeroed=ctx.zeroed)
-            return grad_x, None, None, None, None, None
+            grad_x = _rowwise(f"{ctx.op}_backward", grad, ctx.block, ctx.num_src, ctx.width, ctx.width, relu_out)
+            return grad_x, None, None, None, None
         block, width = ctx.block, ctx.width
         t = transpose(block)
         grad_x = torch.empty((ctx.num_src, width), dtype=torch.float32, device=grad.device)
         launch(f"{ctx.op}_backward_transposed", grid_for(ctx.num_src * vector_width(width)), grad.contiguous(),
                np.int64(width), block.counts, block.n_dst, np.int32(block.num_dst), np.int32(block.fanout), t.ends,
                t.degree, t.order, np.int32(ctx.num_src), relu_out, grad_x, block.overflow)
-        return grad_x, None, None, None, None, None
+        return grad_x, None, None, None, None
 
 
 GAT_THREADS = 128
@@ -214,16 +207,6 @@ def _with_live_rows(out: torch.Tensor, block: EllBlock) -> torch.Tensor:
     return attach(out, LiveRows(block.n_dst, block.dst_buckets))
 
 
-def _aggregate(x: torch.Tensor, block: EllBlock, op: str, widen: int, relu_input: bool) -> torch.Tensor:
-    """``_RowAggregation`` over x; where its backward will scatter, the output carries the request for the
-    zeroed buffer it adds into, for the dense layer that reads the output to make ahead."""
-    zeroed = None
-    if x.requires_grad and torch.is_grad_enabled() and not determinism.enabled():
-        zeroed = grad_buffers.ZeroedGrad((x.shape[0] + relu_input, x.shape[1]), x.device)
-    out = _RowAggregation.apply(x, block, op, widen, relu_input, zeroed)
-    return grad_buffers.attach(out, zeroed) if zeroed is not None else out
-
-
 class CudaOps:
     """``AggregationOps`` over ``EllBlock``s, on our kernels.
 
@@ -238,12 +221,12 @@ class CudaOps:
     def sage(self, x: torch.Tensor | GatheredRows, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
         if isinstance(x, GatheredRows):
             return _with_live_rows(_forward_over_rows(x, block, "sage_concat", 2, relu_input), block)
-        return _with_live_rows(_aggregate(x, block, "sage_concat", 2, relu_input), block)
+        return _with_live_rows(_RowAggregation.apply(x, block, "sage_concat", 2, relu_input), block)
 
     def gcn(self, x: torch.Tensor | GatheredRows, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
         if isinstance(x, GatheredRows):
             return _with_live_rows(_forward_over_rows(x, block, "gcn_aggregate", 1, relu_input), block)
-        return _with_live_rows(_aggregate(x, block, "gcn_aggregate", 1, relu_input), block)
+        return _with_live_rows(_RowAggregation.apply(x, block, "gcn_aggregate", 1, relu_input), block)
 
     def gat(self, z, score_src, score_dst, block: EllBlock, negative_slope: float) -> torch.Tensor:
         return _GatAttention.apply(z, score_src, score_dst, block, negative_slope)

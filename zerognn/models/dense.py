@@ -33,7 +33,7 @@ from __future__ import annotations
 import torch
 
 from .. import column_sums, determinism, precision
-from ..cuda import dense_gemm, grad_buffers, live_rows, side_stream
+from ..cuda import dense_gemm, live_rows
 
 _ones: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
 
@@ -79,9 +79,8 @@ def _forward_gemm(x, weight, bias, relu: bool, out: torch.Tensor) -> None:
 
 class _Linear(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, relu: bool, relu_backward_downstream: bool, rows: live_rows.LiveRows | None,
-                zeroed: grad_buffers.ZeroedGrad | None):
-        ctx.has_bias, ctx.fixed, ctx.zeroed = bias is not None, fixed_order(x), zeroed
+    def forward(ctx, x, weight, bias, relu: bool, relu_backward_downstream: bool, rows: live_rows.LiveRows | None):
+        ctx.has_bias, ctx.fixed = bias is not None, fixed_order(x)
         ctx.relu = relu and not relu_backward_downstream  # whether the backward applies the mask itself
         # GEMMs over the live rows' bucket (zerognn.cuda.live_rows); the fixed-order kernels read every row
         ctx.rows = None if ctx.fixed else rows
@@ -110,34 +109,26 @@ class _Linear(torch.autograd.Function):
         if ctx.fixed:
             grad_x = dense_gemm.input_grad(grad, weight) if ctx.needs_input_grad[0] else None
             grad_w, grad_b = dense_gemm.weight_and_bias_grad(grad, x, ctx.has_bias)
-            return grad_x, grad_w, grad_b, None, None, None, None
+            return grad_x, grad_w, grad_b, None, None, None
         low_grad = _as(grad, ctx.low)
         grad_b = _bias_grad(grad) if ctx.has_bias else None
-        grad_w = low_grad.new_empty(weight.shape)
-        # The zeros the aggregation below adds its gradient into (zerognn.cuda.grad_buffers), made on the side
-        # branch (zerognn.cuda.side_stream) with the weight gradient, in parallel with the input gradient
-        zeros = ctx.zeroed.allocate() if ctx.zeroed is not None else None
         if ctx.rows is not None:
             low_grad = low_grad.contiguous()
             grad_x = low_grad.new_empty(x.shape) if ctx.needs_input_grad[0] else None
+            grad_w = low_grad.new_empty(weight.shape)
 
             def gradients(n: int) -> None:
                 if grad_x is not None:
                     torch.mm(low_grad[:n], weight, out=grad_x[:n])
                 torch.mm(low_grad[:n].t(), x[:n], out=grad_w)
-            side_stream.concurrently(grad.device, lambda: live_rows.run_over_live_rows(
-                ctx.rows, gradients, key=("backward", *x.shape, *weight.shape, x.dtype, grad_x is not None)),
-                lambda: None if zeros is None else zeros.zero_())
+            live_rows.run_over_live_rows(ctx.rows, gradients,
+                                         key=("backward", *x.shape, *weight.shape, x.dtype, grad_x is not None))
         else:
-            def weight_grad() -> None:
-                if zeros is not None:
-                    zeros.zero_()
-                torch.mm(low_grad.t(), x, out=grad_w)
-            grad_x, _ = side_stream.concurrently(
-                grad.device, lambda: low_grad @ weight if ctx.needs_input_grad[0] else None, weight_grad)
+            grad_x = low_grad @ weight if ctx.needs_input_grad[0] else None
+            grad_w = low_grad.t() @ x
         if ctx.low is not None:  # gradients in the parameters' and activations' own dtype
             grad_x, grad_w = _as(grad_x, grad.dtype), grad_w.to(grad.dtype)
-        return grad_x, grad_w, grad_b, None, None, None, None
+        return grad_x, grad_w, grad_b, None, None, None
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, relu: bool,
@@ -148,8 +139,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, rel
     called with ``relu_input=True`` on ops whose ``folds_relu_backward`` is true), so the backward does not.
     An ``x`` that carries its live rows (``zerognn.cuda.live_rows``) gets GEMMs over their bucket only; the
     output's rows past it are not written (nothing reads them)."""
-    return _Linear.apply(x, weight, bias, relu, relu and relu_backward_downstream, live_rows.take(x),
-                         grad_buffers.find(x))
+    return _Linear.apply(x, weight, bias, relu, relu and relu_backward_downstream, live_rows.take(x))
 
 
 class _AddBias(torch.autograd.Function):
