@@ -127,9 +127,10 @@ def test_work_too_small_to_pay_for_a_switch_runs_over_every_row_and_large_work_s
     """Keyed work is judged in the pass before capture, timed both ways with its real body; a switch is
     captured only where it saved at least MIN_SAVING_US, and the verdict is there to read."""
     count = torch.tensor([10], dtype=torch.int32, device=DEV)
-    results = {}
+    results, judge = {}, live_rows.Judge()
     for name, rows, width in (("small", 96, 16), ("large", 65536, 512)):
-        buckets = RowBuckets.between(rows // 8, rows, count=8)  # 10 live rows: the first bucket, 1/8 of the rows
+        # 10 live rows: the first bucket, 1/8 of the rows
+        buckets = RowBuckets.between(rows // 8, rows, count=8, judge=judge)
         x, w = torch.randn(rows, width, device=DEV), torch.randn(width, width, device=DEV)
         out = torch.empty(rows, width, device=DEV)
 
@@ -143,7 +144,8 @@ def test_work_too_small_to_pay_for_a_switch_runs_over_every_row_and_large_work_s
         graph.replay()
         torch.cuda.synchronize()
         results[name] = int(torch.isnan(out[:, 0]).sum())
-    verdicts = {v["work"]: v for v in live_rows.verdicts()}
+    assert judge.record()["graphs_captured"] == 4
+    verdicts = {v["work"]: v for v in judge.record()["verdicts"]}
     assert not verdicts["test small"]["switches"] and verdicts["test large"]["switches"]
     assert verdicts["test large"]["live_rows"] == 10 and verdicts["test large"]["capacity"] == 65536
     assert verdicts["test large"]["switched_us"] + live_rows.MIN_SAVING_US < verdicts["test large"]["capacity_us"]

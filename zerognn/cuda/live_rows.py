@@ -27,13 +27,12 @@ that a device-side loop clones into its body keeps its GEMMs at the capacity (``
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from ..errors import ZeroGNNError
-from . import side_stream
 from .graph_api import check, runtime
 from .launch import launch
 
@@ -41,24 +40,37 @@ BUCKETS = 8  # per layer: the SWITCH node's bodies
 LAUNCH_COVER_CYCLES = 1_000_000  # GPU clocks of sleep ahead of timed work: ~0.5 ms, longer than its launch
 
 
+@dataclass
+class Judge:
+    """The verdicts on one captured step's dense work (``_judge``), by the work's key, for its run record."""
+
+    verdicts: dict[tuple, dict] = field(default_factory=dict)
+
+    def record(self) -> dict:
+        """What a run record shows: every verdict, and the CUDA Graphs reaching them captured (setup work)."""
+        return {"verdicts": [dict(v) for v in self.verdicts.values()], "graphs_captured": 2 * len(self.verdicts)}
+
+
 @dataclass(frozen=True)
 class RowBuckets:
     """Row counts a layer's dense work may run at: ``edges`` = first, first + step, ... (``count - 1`` of them,
-    capped at the capacity) and the capacity itself, the last."""
+    capped at the capacity) and the capacity itself, the last. ``judge`` keeps the verdicts on work over them;
+    without one, keyed or not, work always switches."""
 
     capacity: int
     first: int
     step: int
     count: int
+    judge: Judge | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def between(cls, low: int, capacity: int, count: int = BUCKETS) -> RowBuckets:
+    def between(cls, low: int, capacity: int, count: int = BUCKETS, judge: Judge | None = None) -> RowBuckets:
         """``count`` buckets evenly spaced from ``low`` rows (the first edge) to ``capacity``."""
         capacity = int(capacity)
         low = max(1, min(int(low), capacity))
         if count < 2 or low >= capacity:
-            return cls(capacity, capacity, 1, 1)
-        return cls(capacity, low, -(-(capacity - low) // (count - 1)), int(count))
+            return cls(capacity, capacity, 1, 1, judge)
+        return cls(capacity, low, -(-(capacity - low) // (count - 1)), int(count), judge)
 
     @property
     def edges(self) -> tuple[int, ...]:
@@ -109,16 +121,10 @@ def _allocations(device: torch.device) -> int:
 
 
 COPIES, REPLAYS = 4, 10  # a verdict's graphs: copies of the work in each, replays timed
-MIN_SAVING_US = 2.0  # per switch: below this the saving is within the timing's noise and the step's neighbours
-
-# Per caller's key: the verdict on a layer's dense work, from the pass outside capture (``_judge``)
-_verdicts: dict[tuple, dict] = {}
-
-
-def verdicts() -> list[dict]:
-    """Every verdict this process reached: the work's key, its time at the capacity and switched (µs per copy,
-    GPU time of a replayed graph), the live rows it was judged at and whether it switches."""
-    return [dict(v) for v in _verdicts.values()]
+# Per switch. In a step a switch left the GPU idle ~4-6 us longer than in the verdict's graphs, where switches
+# follow each other (products-like SAGE on an H200: 13-15 us a switch in the step's trace against ~9.4 us back
+# to back), and at B=256 switches the graphs found 2-4 us faster made the step slower (0.432 -> 0.445 ms)
+MIN_SAVING_US = 6.0
 
 
 def _replay_us(build: Callable[[], None], stream: torch.cuda.Stream) -> float:
@@ -149,9 +155,10 @@ def _judge(rows: LiveRows, body: Callable[[int], None], key: tuple, stream: torc
     live = int(rows.count.item())  # outside capture: a host read in the pass before it is allowed
     switched = _replay_us(lambda: [_switch(rows, body) for _ in range(COPIES)], stream)
     at_capacity = _replay_us(lambda: [body(rows.buckets.capacity) for _ in range(COPIES)], stream)
-    _verdicts[key] = {"work": " ".join(map(str, key)), "live_rows": live, "capacity": rows.buckets.capacity,
-                      "capacity_us": round(at_capacity, 2), "switched_us": round(switched, 2),
-                      "switches": switched + MIN_SAVING_US < at_capacity}
+    rows.buckets.judge.verdicts[key] = {
+        "work": " ".join(map(str, key)), "live_rows": live, "capacity": rows.buckets.capacity,
+        "capacity_us": round(at_capacity, 2), "switched_us": round(switched, 2),
+        "switches": switched + MIN_SAVING_US < at_capacity}
 
 
 def run_over_live_rows(rows: LiveRows, body: Callable[[int], None], key: tuple | None = None) -> None:
@@ -159,10 +166,10 @@ def run_over_live_rows(rows: LiveRows, body: Callable[[int], None], key: tuple |
 
     While the current stream captures a graph: a SWITCH node after the work captured so far, ``body``
     captured once per bucket into the node's bodies; the stream continues after the node. Work named by a
-    ``key`` is judged first, in a pass outside capture (``_judge``), and captured at the capacity where a switch
-    did not save ``MIN_SAVING_US``. Otherwise: ``body(capacity)`` on the body stream (ordered after the current
-    stream, which waits for it), so its cuBLAS workspace exists before capture, then, for a ``key`` not judged
-    yet, the verdict."""
+    ``key``, over buckets that have a ``judge``, is judged first, in a pass outside capture (``_judge``), and
+    captured at the capacity where a switch did not save ``MIN_SAVING_US``. Otherwise: ``body(capacity)`` on the
+    body stream (ordered after the current stream, which waits for it), so its cuBLAS workspace exists before
+    capture, then, for such work not judged yet, the verdict."""
     buckets, device = rows.buckets, rows.count.device
     if buckets.count == 1:
         body(buckets.capacity)
@@ -174,11 +181,12 @@ def run_over_live_rows(rows: LiveRows, body: Callable[[int], None], key: tuple |
         with torch.cuda.stream(child):
             body(buckets.capacity)
         current.wait_stream(child)
-        if key is not None and key not in _verdicts:
+        if key is not None and buckets.judge is not None and key not in buckets.judge.verdicts:
             body(buckets.capacity)  # and the current stream's workspace, which the verdict's graphs capture on
             _judge(rows, body, key, current)
         return
-    if key is not None and key in _verdicts and not _verdicts[key]["switches"]:
+    verdict = None if key is None or buckets.judge is None else buckets.judge.verdicts.get(key)
+    if verdict is not None and not verdict["switches"]:
         body(buckets.capacity)
         return
     _switch(rows, body)
@@ -212,7 +220,7 @@ def _switch(rows: LiveRows, body: Callable[[int], None]) -> None:
         check(rt.cudaStreamBeginCaptureToGraph(body_stream, graph_of_body, None, None, 0,
                                                rt.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed))
         try:
-            with torch.cuda.stream(child), side_stream.serial():  # no fork inside a body: not this capture's streams
+            with torch.cuda.stream(child):
                 body(edge)
         finally:
             check(rt.cudaStreamEndCapture(body_stream))

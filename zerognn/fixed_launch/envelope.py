@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from ..cuda.live_rows import BUCKETS, RowBuckets
+from ..cuda.live_rows import BUCKETS, Judge, RowBuckets
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
@@ -61,15 +61,16 @@ class Envelope:
             caps = [max(needed if h == hop + 1 else 0, min(c, cap)) for h, (c, cap) in enumerate(zip(caps, limit))]
         return replace(self, frontier_capacity=tuple(caps))
 
-    def row_buckets(self, frontier: int) -> RowBuckets:
+    def row_buckets(self, frontier: int, judge: Judge | None = None) -> RowBuckets:
         """Buckets for dense work over frontier ``frontier``'s live rows (``zerognn.cuda.live_rows``): from the
         smallest frontier calibration saw up to the capacity; without calibration, from an eighth of the
-        capacity. The seeds (frontier 0) are always the batch: one bucket."""
+        capacity. The seeds (frontier 0) are always the batch: one bucket. ``judge`` keeps the verdicts on whether
+        a layer's switch pays (``zerognn.cuda.live_rows``)."""
         capacity = self.frontier_capacity[frontier]
         if frontier == 0:
             return RowBuckets.between(capacity, capacity)
         smallest = self.calibration.get("calibration_min")
-        return RowBuckets.between(smallest[frontier - 1] if smallest else capacity // BUCKETS, capacity)
+        return RowBuckets.between(smallest[frontier - 1] if smallest else capacity // BUCKETS, capacity, judge=judge)
 
     def record(self, live_max: list[int] | None = None, live_mean: list[float] | None = None) -> dict:
         """``variant_info.envelope`` for the run record: per hop, provisioned and (if given) live sizes."""
