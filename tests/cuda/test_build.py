@@ -12,12 +12,11 @@ EXPECTED_KERNELS = {
     "loop_begin", "loop_continue", "ell_transpose_count", "ell_transpose_place", "ell_transpose_order",
     "sage_concat_backward_transposed", "gcn_aggregate_backward_transposed", "gat_attention_backward_transposed",
     "dense_gemm_128", "dense_gemm_64", "dense_column_sums", "dense_chunk_sums", "cross_entropy_forward_backward",
-    "live_rows_select",
 }
 # Sized by tensor shapes alone, the dense gradients launch from the host in every variant, and so does the
 # loss (a fixed grid, whatever the row count).
 LAUNCHED_FROM_THE_DEVICE = {k for k in EXPECTED_KERNELS
-                            if not k.startswith(("step_", "loop_", "dense_", "cross_entropy", "live_rows"))}
+                            if not k.startswith(("step_", "loop_", "dense_", "cross_entropy"))}
 
 
 def test_operators_are_discovered_one_per_file():
@@ -28,8 +27,8 @@ def test_operators_are_discovered_one_per_file():
     # the device-launch module includes the operators it launches, but owns only its parents
     assert kernel_operator("dl_dedupe_neighbors").path.name == "device_launch.cu"
     assert set(ops["device_launch"].kernels) == parents and ops["device_launch"].device_runtime
-    # the device-driven loop and the live-row buckets set graph conditionals from the device: the device runtime
-    assert {name for name, op in ops.items() if op.device_runtime} == {"device_launch", "device_loop", "live_rows"}
+    # the device-driven loop sets graph conditionals from the device: the device runtime, too
+    assert {name for name, op in ops.items() if op.device_runtime} == {"device_launch", "device_loop"}
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -115,10 +115,7 @@ def test_run_record_shows_one_launch_no_sync_and_the_envelope(tiny_dataset_dir, 
     assert m["gpu_exec_fraction"] == pytest.approx(min(1.0, m["gpu_busy_ms_per_step"] / m["step_ms_median"]))
     # one replayed graph a step: its nodes' gaps are inside the graph; the rest is the host's
     assert m["gpu_gap_in_graph_ms_per_step"] > 0 and m["gpu_wait_host_ms_per_step"] >= 0
-    # one capture of the step, and the graphs that judged its layers' live-row switches (zerognn.cuda.live_rows)
-    judged = info["live_row_gemms"]
-    assert judged["graphs_captured"] == 2 * len(judged["verdicts"]) and len(judged["verdicts"]) >= 2
-    assert m["profiler_dilation"] > 0 and m["cuda_graph_captures"] == 1 + judged["graphs_captured"]
+    assert m["profiler_dilation"] > 0 and m["cuda_graph_captures"] == 1
     assert info["committed_steps"] == 15 and info["overflow_count"] == 0
     for hop in info["envelope"]["hops"]:
         assert 0 < hop["live_mean"] <= hop["live_max"] <= hop["provisioned"]
@@ -162,8 +159,7 @@ def test_peak_memory_covers_the_steps_before_a_recapture_in_the_timed_window(tin
     record = run(spec, tiny_dataset_dir, tmp_path / "r.json", progress=lambda m: None)
     m, info = record["metrics"], record["variant_info"]
     assert info["recoveries"] and info["recoveries"][0]["global_step"] == 0, info["recoveries"]
-    judging = info["live_row_gemms"]["graphs_captured"]
-    assert len(info["captures"]) >= 2 and m["cuda_graph_captures"] == len(info["captures"]) + judging
+    assert len(info["captures"]) >= 2 and m["cuda_graph_captures"] == len(info["captures"])
     assert m["peak_mem_bytes"] >= SPIKE_BYTES, m["peak_mem_bytes"]
     assert info["committed_steps"] == 6
 

@@ -38,7 +38,6 @@ from .. import column_sums, determinism
 from ..errors import ZeroGNNError
 from .gather import GatheredRows
 from .launch import grid_for, launch, resident_blocks, vector_width
-from .live_rows import LiveRows, RowBuckets, attach
 
 
 @dataclass(frozen=True)
@@ -50,8 +49,6 @@ class EllBlock:
     counts: torch.Tensor     # int32 [num_dst]
     n_dst: torch.Tensor      # int32 [1], the live destination count
     overflow: torch.Tensor   # int64 [2], the overflow record kernels raise
-    # buckets for dense work over the destinations' live rows (zerognn.cuda.live_rows); None: every row
-    dst_buckets: RowBuckets | None = None
 
 
 @dataclass(frozen=True)
@@ -199,14 +196,6 @@ class _GatAttention(torch.autograd.Function):
         return grad_z, grad_src, grad_dst, None, None
 
 
-def _with_live_rows(out: torch.Tensor, block: EllBlock) -> torch.Tensor:
-    """``out`` (a row per destination) marked with the block's live destinations, where the block has buckets:
-    the dense layer that reads it then runs its GEMMs over their bucket (``zerognn.cuda.live_rows``)."""
-    if block.dst_buckets is None or block.dst_buckets.count < 2:
-        return out
-    return attach(out, LiveRows(block.n_dst, block.dst_buckets))
-
-
 class CudaOps:
     """``AggregationOps`` over ``EllBlock``s, on our kernels.
 
@@ -220,13 +209,13 @@ class CudaOps:
 
     def sage(self, x: torch.Tensor | GatheredRows, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
         if isinstance(x, GatheredRows):
-            return _with_live_rows(_forward_over_rows(x, block, "sage_concat", 2, relu_input), block)
-        return _with_live_rows(_RowAggregation.apply(x, block, "sage_concat", 2, relu_input), block)
+            return _forward_over_rows(x, block, "sage_concat", 2, relu_input)
+        return _RowAggregation.apply(x, block, "sage_concat", 2, relu_input)
 
     def gcn(self, x: torch.Tensor | GatheredRows, block: EllBlock, relu_input: bool = False) -> torch.Tensor:
         if isinstance(x, GatheredRows):
-            return _with_live_rows(_forward_over_rows(x, block, "gcn_aggregate", 1, relu_input), block)
-        return _with_live_rows(_RowAggregation.apply(x, block, "gcn_aggregate", 1, relu_input), block)
+            return _forward_over_rows(x, block, "gcn_aggregate", 1, relu_input)
+        return _RowAggregation.apply(x, block, "gcn_aggregate", 1, relu_input)
 
     def gat(self, z, score_src, score_dst, block: EllBlock, negative_slope: float) -> torch.Tensor:
         return _GatAttention.apply(z, score_src, score_dst, block, negative_slope)

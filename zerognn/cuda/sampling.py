@@ -18,7 +18,6 @@ from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from .aggregate import EllBlock
 from .launch import THREADS, grid_for, launch
-from .live_rows import RowBuckets
 
 MAX_FANOUT = 64  # ZG_MAX_FANOUT in kernels/zerognn_common.cuh
 RANK_WORDS = 1024  # ZG_RANK_WORDS: bitmap words per tile of relabel_nodes' scan
@@ -166,31 +165,27 @@ def sample_and_dedupe(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch
 
 
 def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int,
-               next_count: torch.Tensor | None = None, dst_buckets: RowBuckets | None = None,
-               ) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
-    """Relabel: (next frontier, its live size, the hop's block), over ``next_capacity`` frontier slots.
-    ``dst_buckets``: the block's, for dense work over its live destinations (``zerognn.cuda.live_rows``)."""
+               next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+    """Relabel: (next frontier, its live size, the hop's block), over ``next_capacity`` frontier slots."""
     next_frontier, next_live, nbr_local = relabel(draft.frontier, draft.n_frontier, draft.new_bits, draft.new_count,
                                                   draft.nbr, draft.counts, draft.fanout, draft.table_keys,
                                                   draft.table_values, next_capacity, overflow, next_count=next_count)
-    block = EllBlock(draft.capacity, next_capacity, draft.fanout, nbr_local, draft.counts, draft.n_frontier, overflow,
-                     dst_buckets)
+    block = EllBlock(draft.capacity, next_capacity, draft.fanout, nbr_local, draft.counts, draft.n_frontier, overflow)
     return next_frontier, next_live, block
 
 
 def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
                    hop_key: torch.Tensor, overflow: torch.Tensor, new_bits: NewNodeBits,
                    next_capacity: int | None = None, next_count: torch.Tensor | None = None,
-                   dst_buckets: RowBuckets | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+                   ) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
     """One hop: sample, dedupe and relabel; returns (next frontier, its live size, the hop's block).
 
     ``frontier`` holds as many slots as it has elements, of which ``n_frontier`` (device) are live.
     With ``next_capacity=None`` the host reads the number of new nodes back (one synchronisation) and
     sizes the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves
-    the device and a live size above a capacity raises ``overflow`` — fixed-launch control, which may give
-    the block ``dst_buckets`` for the frontier's rows (``zerognn.cuda.live_rows``).
+    the device and a live size above a capacity raises ``overflow`` — fixed-launch control.
     """
     draft = sample_and_dedupe(graph, frontier, n_frontier, fanout, hop_key, overflow, new_bits)
     if next_capacity is None:
         next_capacity = frontier.numel() + int(draft.new_count.item())  # the host-mediated metadata read
-    return finish_hop(draft, overflow, next_capacity, next_count, dst_buckets)
+    return finish_hop(draft, overflow, next_capacity, next_count)

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from ..cuda.live_rows import BUCKETS, Judge, RowBuckets
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
@@ -60,17 +59,6 @@ class Envelope:
         if limit is not None:
             caps = [max(needed if h == hop + 1 else 0, min(c, cap)) for h, (c, cap) in enumerate(zip(caps, limit))]
         return replace(self, frontier_capacity=tuple(caps))
-
-    def row_buckets(self, frontier: int, judge: Judge | None = None) -> RowBuckets:
-        """Buckets for dense work over frontier ``frontier``'s live rows (``zerognn.cuda.live_rows``): from the
-        smallest frontier calibration saw up to the capacity; without calibration, from an eighth of the
-        capacity. The seeds (frontier 0) are always the batch: one bucket. ``judge`` keeps the verdicts on whether
-        a layer's switch pays (``zerognn.cuda.live_rows``)."""
-        capacity = self.frontier_capacity[frontier]
-        if frontier == 0:
-            return RowBuckets.between(capacity, capacity)
-        smallest = self.calibration.get("calibration_min")
-        return RowBuckets.between(smallest[frontier - 1] if smallest else capacity // BUCKETS, capacity, judge=judge)
 
     def record(self, live_max: list[int] | None = None, live_mean: list[float] | None = None) -> dict:
         """``variant_info.envelope`` for the run record: per hop, provisioned and (if given) live sizes."""
@@ -113,13 +101,12 @@ def calibrate(graph: CSRGraph, train_idx: torch.Tensor, batch_size: int, fanouts
         sub = sample_subgraph(graph, seeds, fanouts, seed, CALIBRATION_EPOCH, step)
         observed[step] = torch.tensor([f.numel() for f in sub.frontiers[1:]])
     worst = worst_case_capacities(graph.num_nodes, batch_size, fanouts)
-    peak, smallest = observed.max(dim=0).values.tolist(), observed.min(dim=0).values.tolist()
+    peak = observed.max(dim=0).values.tolist()
     caps = [batch_size]
     for h, live in enumerate(peak):
         caps.append(max(caps[-1], min(worst[h + 1], math.ceil(live * (1 + margin)))))
     return Envelope(batch_size, tuple(fanouts), tuple(caps), "calibrated",
-                    {"calibration_batches": steps, "margin": margin, "calibration_max": peak,
-                     "calibration_min": smallest})
+                    {"calibration_batches": steps, "margin": margin, "calibration_max": peak})
 
 
 class CalibratedEnvelope:

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from ..cuda import live_rows, sampling
+from ..cuda import sampling
 from ..cuda.aggregate import CUDA_OPS, EllBlock
 from ..cuda.capture import capturing
 from ..cuda.gather import gather_labels, model_input
@@ -71,10 +71,6 @@ class StepGraph:
     def __init__(self, ctx: Any, envelope: Envelope, order: Callable[[int], torch.Tensor], keep_graph: bool = False):
         sampling.check_graph(ctx.dataset.graph)
         self.ctx, self.envelope, self.keep_graph = ctx, envelope, keep_graph
-        # Dense work over live rows takes conditional nodes, which a graph kept to be cloned as a child graph
-        # (a device-side loop's body) cannot hold: such a step runs its GEMMs over every provisioned row.
-        self.live_row_gemms = not keep_graph
-        self.judge = live_rows.Judge() if self.live_row_gemms else None  # whether each layer's switch pays
         hops = len(ctx.fanouts)
         self._new_bits = sampling.NewNodeBits.for_graph(ctx.dataset.num_nodes, ctx.device)
         # Warm-up and every capture run on this one stream: cuBLAS keeps a workspace per (thread,
@@ -106,8 +102,7 @@ class StepGraph:
             for hop, fanout in enumerate(ctx.fanouts):
                 frontier, n_live, block = sampling.sample_hop_ell(
                     ds.graph, frontier, n_live, fanout, control.hop_keys[hop:hop + 1], control.overflow[hop],
-                    self._new_bits, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2],
-                    dst_buckets=envelope.row_buckets(hop, self.judge) if self.live_row_gemms else None)
+                    self._new_bits, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
                 frontiers.append(frontier)
                 blocks.append(block)
             # The captured buffers: after each replay they hold that step's sample (read by tests).
@@ -204,7 +199,4 @@ class StepGraph:
             "overflow_count": rolled_back,
             "recoveries": self.recoveries,
             "captures": self.captures,
-            # each layer's dense work judged for a switch over its live rows: times, whether it switched, and the
-            # graphs that judging captured (counted in metrics.cuda_graph_captures with the step's own)
-            "live_row_gemms": self.judge.record() if self.judge is not None else None,
         }

@@ -15,10 +15,6 @@ on how many rows of zeros a variant pads its batch with. cuBLAS gives the same b
 shapes; it picks a different kernel, and for some shapes a split of the sum, as the row count changes.
 ``add_bias`` is the bias alone, for layers whose GEMM has no epilogue (GAT's, after attention).
 
-An input that carries its live rows (``zerognn.cuda.live_rows``: the CUDA ops' aggregations in a fixed-envelope
-step) gets its GEMMs over the live rows' bucket, chosen on the device inside the captured graph, where that
-pays; the output's rows past the bucket are not written.
-
 ``relu_backward_downstream``: the ReLU's output goes only to an aggregation that masks the gradient it
 returns by that output (the CUDA ops, ``folds_relu_backward``), so the backward takes the gradient as the
 ReLU input's and runs no ``threshold_backward`` of its own: one kernel fewer per hidden layer, the same
@@ -33,7 +29,7 @@ from __future__ import annotations
 import torch
 
 from .. import column_sums, determinism, precision
-from ..cuda import dense_gemm, live_rows
+from ..cuda import dense_gemm
 
 _ones: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
 
@@ -65,34 +61,16 @@ def _as(t: torch.Tensor | None, dtype: torch.dtype | None) -> torch.Tensor | Non
     return t if t is None or dtype is None else t.to(dtype)
 
 
-def _forward_gemm(x, weight, bias, relu: bool, out: torch.Tensor) -> None:
-    """``out = relu(x @ weight.T + bias)`` into ``out`` (rows of x), bias and ReLU in the epilogue where given."""
-    if bias is None:
-        torch.mm(x, weight.t(), out=out)
-        if relu:
-            out.relu_()
-    elif relu:
-        torch._addmm_activation(bias, x, weight.t(), out=out)
-    else:
-        torch.addmm(bias, x, weight.t(), out=out)
-
-
 class _Linear(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, relu: bool, relu_backward_downstream: bool, rows: live_rows.LiveRows | None):
+    def forward(ctx, x, weight, bias, relu: bool, relu_backward_downstream: bool):
         ctx.has_bias, ctx.fixed = bias is not None, fixed_order(x)
         ctx.relu = relu and not relu_backward_downstream  # whether the backward applies the mask itself
-        # GEMMs over the live rows' bucket (zerognn.cuda.live_rows); the fixed-order kernels read every row
-        ctx.rows = None if ctx.fixed else rows
         # bf16 GEMMs (zerognn.precision): operands cast here, results back to the stored dtype
         ctx.low, stored = None if ctx.fixed else precision.gemm_dtype(), x.dtype
         x, weight, low_bias = _as(x, ctx.low), _as(weight, ctx.low), _as(bias, ctx.low)
         if ctx.fixed:
             out = dense_gemm.linear(x, weight, bias, relu)
-        elif ctx.rows is not None:
-            out = x.new_empty((x.shape[0], weight.shape[0]))
-            live_rows.run_over_live_rows(ctx.rows, lambda n: _forward_gemm(x[:n], weight, low_bias, relu, out[:n]),
-                                         key=("forward", *x.shape, *weight.shape, x.dtype, relu, bias is None))
         elif bias is None:
             out = torch.relu(x @ weight.t()) if relu else x @ weight.t()
         else:
@@ -109,26 +87,14 @@ class _Linear(torch.autograd.Function):
         if ctx.fixed:
             grad_x = dense_gemm.input_grad(grad, weight) if ctx.needs_input_grad[0] else None
             grad_w, grad_b = dense_gemm.weight_and_bias_grad(grad, x, ctx.has_bias)
-            return grad_x, grad_w, grad_b, None, None, None
+            return grad_x, grad_w, grad_b, None, None
         low_grad = _as(grad, ctx.low)
+        grad_x = low_grad @ weight if ctx.needs_input_grad[0] else None
         grad_b = _bias_grad(grad) if ctx.has_bias else None
-        if ctx.rows is not None:
-            low_grad = low_grad.contiguous()
-            grad_x = low_grad.new_empty(x.shape) if ctx.needs_input_grad[0] else None
-            grad_w = low_grad.new_empty(weight.shape)
-
-            def gradients(n: int) -> None:
-                if grad_x is not None:
-                    torch.mm(low_grad[:n], weight, out=grad_x[:n])
-                torch.mm(low_grad[:n].t(), x[:n], out=grad_w)
-            live_rows.run_over_live_rows(ctx.rows, gradients,
-                                         key=("backward", *x.shape, *weight.shape, x.dtype, grad_x is not None))
-        else:
-            grad_x = low_grad @ weight if ctx.needs_input_grad[0] else None
-            grad_w = low_grad.t() @ x
+        grad_w = low_grad.t() @ x
         if ctx.low is not None:  # gradients in the parameters' and activations' own dtype
             grad_x, grad_w = _as(grad_x, grad.dtype), grad_w.to(grad.dtype)
-        return grad_x, grad_w, grad_b, None, None, None
+        return grad_x, grad_w, grad_b, None, None
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, relu: bool,
@@ -136,10 +102,8 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, rel
     """``relu(x @ weight.T + bias)`` (or without the ReLU, or the bias) in one kernel forward.
 
     ``relu_backward_downstream``: the output's one reader masks its gradient by the ReLU (an aggregation
-    called with ``relu_input=True`` on ops whose ``folds_relu_backward`` is true), so the backward does not.
-    An ``x`` that carries its live rows (``zerognn.cuda.live_rows``) gets GEMMs over their bucket only; the
-    output's rows past it are not written (nothing reads them)."""
-    return _Linear.apply(x, weight, bias, relu, relu and relu_backward_downstream, live_rows.take(x))
+    called with ``relu_input=True`` on ops whose ``folds_relu_backward`` is true), so the backward does not."""
+    return _Linear.apply(x, weight, bias, relu, relu and relu_backward_downstream)
 
 
 class _AddBias(torch.autograd.Function):
