@@ -87,7 +87,9 @@ def lt_ways(x, w, b, g, relu, input_grad, tf32: bool, algorithms: int, tune: boo
 
     options = {"compute_type": nvmath.linalg.ComputeType.COMPUTE_32F_FAST_TF32} if tf32 else None
     stream = torch.cuda.current_stream()
-    plans = {"forward": (Matmul(x, w.t(), options=options, stream=stream),
+    # cuBLASLt's bias epilogue adds a vector along the result's first dimension: the forward is planned as its
+    # transpose, (x @ w.T).T = w @ x.T, whose first dimension is the output width the bias runs along
+    plans = {"forward": (Matmul(w, x.t(), options=options, stream=stream),
                          MatmulEpilog.RELU_BIAS if relu else MatmulEpilog.BIAS, {"bias": b}),
              "weight+bias grad": (Matmul(g.t(), x, options=options, stream=stream), MatmulEpilog.BGRADA, None)}
     if input_grad:
