@@ -3,8 +3,9 @@
 # paths given), then time host-mediated, zerognn and zerognn-worstcase on products-like (SAGE 15-10-5)
 # at each batch size of CHECK_BATCHES (default 1024) with a profiler trace and its per-kernel summary,
 # and run the operator benchmark. With BEFORE=<dir> holding another tree of the project (e.g.
-# `git archive <commit> | tar -x -C .before`; several, space-separated), the same runs are made with it in the same call,
-# so before and after compare on one machine (CHECK_REPEATS=N: N processes per side, interleaved).
+# `git archive <commit> | tar -x -C .before`; several, space-separated), the same runs are made with each
+# in the same call, so before and after compare on one machine (CHECK_REPEATS=N: N processes per side,
+# interleaved).
 # Results land in $OUT.
 #   device run:  ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_check.sh [pytest paths]
 set -uo pipefail
