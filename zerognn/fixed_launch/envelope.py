@@ -22,6 +22,7 @@ import torch
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
+from . import gemm_waves
 
 CALIBRATION_EPOCH = 2**32 - 2  # evaluation uses 2**32 - 1; training epochs count up from 0
 
@@ -111,13 +112,15 @@ def calibrate(graph: CSRGraph, train_idx: torch.Tensor, batch_size: int, fanouts
 
 class CalibratedEnvelope:
     """The envelope policy of a variant with a ``ctx`` (``zerognn.variants.VariantContext``): ``calibrate``
-    over ``calibration_batches`` batches with ``margin``. The ZeroGNN variants take it; an ablation
-    overrides ``make_envelope``."""
+    over ``calibration_batches`` batches with ``margin``, then, on a GPU, each capacity that dense layers run
+    their GEMMs over fitted to the GEMMs' waves (``zerognn.fixed_launch.gemm_waves``). The ZeroGNN variants
+    take it; an ablation overrides ``make_envelope``."""
 
     calibration_batches = 8
     margin = 0.15
 
     def make_envelope(self) -> Envelope:
         ctx = self.ctx
-        return calibrate(ctx.dataset.graph, ctx.dataset.train_idx, ctx.batch_size, ctx.fanouts, ctx.seed,
-                         self.calibration_batches, self.margin)
+        calibrated = calibrate(ctx.dataset.graph, ctx.dataset.train_idx, ctx.batch_size, ctx.fanouts, ctx.seed,
+                               self.calibration_batches, self.margin)
+        return gemm_waves.fit(calibrated, ctx.model, ctx.device)
