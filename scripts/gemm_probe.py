@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 
 import torch
 
 from zerognn import precision
+from zerognn.measure.timing import queued_gpu_time_us
 
 DEFAULT_RECORD = ("results/reference/h200/trials/runs/"
                   "products-like__sage__zerognn__b1024__f15-10-5__g1.json")
@@ -60,17 +60,7 @@ def layer_shapes(record: dict) -> list[dict]:
 
 
 def gpu_us(fn, calls: int, repeats: int) -> float:
-    times = []
-    for _ in range(repeats + 1):  # the first batch warms up
-        torch.cuda._sleep(50_000_000)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000 / calls)
-    return statistics.median(times[1:])
+    return queued_gpu_time_us(fn, calls, repeats, sleep_cycles=50_000_000)
 
 
 def torch_ways(x, w, b, g, relu, input_grad, ones):

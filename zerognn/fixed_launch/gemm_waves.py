@@ -19,7 +19,6 @@ record keeps each fitted frontier's times (``wave_fit``).
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -27,14 +26,16 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
+from ..measure.timing import queued_gpu_time_us
+from ..models.dense import linear
+
 if TYPE_CHECKING:  # the envelope module calls fit: no import cycle at run time
     from .envelope import Envelope
 
 MIN_MARGIN = 0.05  # headroom over the largest calibration frontier that a fitted capacity always keeps
 CANDIDATES = 16  # row counts timed per frontier
 TIE = 0.01  # times within 1 % of the fastest count as equal; the largest such row count is provisioned
-SLEEP_CYCLES = 5_000_000  # GPU clocks the timed work queues behind (~2.5 ms): GPU time, not the host's
-CALLS, REPEATS = 3, 3
+CALLS, REPEATS = 3, 3  # per row count: GPU time, queued behind a sleep (zerognn.measure.timing)
 
 
 def dense_layers(model: nn.Module) -> dict[int, list[tuple[int, nn.Linear]]]:
@@ -65,8 +66,6 @@ def choose(times: dict[int, float]) -> int:
 def _dense_step(layers: list[tuple[int, nn.Linear]], last: int, rows: int, device) -> Callable[[], None]:
     """The forward and backward of ``layers``' dense GEMMs over ``rows`` rows, on stand-in tensors (constant
     values: no random stream is drawn, and the model's parameters get no gradient)."""
-    from ..models.dense import linear
-
     work = []
     for i, lin in layers:
         n, k = lin.weight.shape
@@ -81,22 +80,6 @@ def _dense_step(layers: list[tuple[int, nn.Linear]], last: int, rows: int, devic
     return step
 
 
-def _gpu_us(step: Callable[[], None]) -> float:
-    """Median GPU time of ``step`` (µs), queued behind a sleep so that the host's launches never show."""
-    step()  # warm: cuBLAS's choice for the shape, the allocator's blocks
-    times = []
-    for _ in range(REPEATS):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(SLEEP_CYCLES)
-        start.record()
-        for _ in range(CALLS):
-            step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000 / CALLS)
-    return statistics.median(times)
-
-
 def fit(envelope: Envelope, model: nn.Module, device: torch.device,
         time_us: Callable[[list[tuple[int, nn.Linear]], int], float] | None = None) -> Envelope:
     """``envelope`` (calibrated: its record holds ``calibration_max``) with each frontier that dense layers run
@@ -107,7 +90,7 @@ def fit(envelope: Envelope, model: nn.Module, device: torch.device,
         return envelope
     if time_us is None:
         def time_us(layers, rows):
-            return _gpu_us(_dense_step(layers, len(model.lins) - 1, rows, device))
+            return queued_gpu_time_us(_dense_step(layers, len(model.lins) - 1, rows, device), CALLS, REPEATS)
     caps, fitted = list(envelope.frontier_capacity), []
     for frontier, layers in sorted(dense_layers(model).items()):
         if frontier == 0 or frontier >= len(caps):

@@ -113,3 +113,21 @@ def micro_time_us(fn: Callable[[], object], warmup: int, repeats: int) -> float:
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e3)
     return statistics.median(times)
+
+
+def queued_gpu_time_us(fn: Callable[[], object], calls: int, repeats: int, sleep_cycles: int = 5_000_000) -> float:
+    """The GPU time of one call of ``fn`` in µs: the median over ``repeats`` batches of ``calls`` calls, each batch
+    queued behind ``torch.cuda._sleep(sleep_cycles)`` (5M cycles: ~2.5 ms on an H200) so that the host's launch
+    cost never shows while the host stays ahead, CUDA events around the batch; one call first to warm up."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(sleep_cycles)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / calls)
+    return statistics.median(times)
