@@ -10,7 +10,7 @@ wave on every step for rows that are padding in almost every batch.
 run their GEMMs over, it times those layers' forward and backward (``zerognn.models.dense.linear``, at the
 run's precision and determinism) at ``CANDIDATES`` row counts from the largest calibration frontier plus
 ``MIN_MARGIN`` up to the calibrated capacity, and provisions the largest row count whose time is within
-``TIE`` of the fastest. Every calibration batch still fits with at least ``MIN_MARGIN`` to spare; a batch
+``TIE`` (3 %) of the fastest. Every calibration batch still fits with at least ``MIN_MARGIN`` to spare; a batch
 that does not raises the overflow record like any other (the step is rolled back, the envelope grown and
 the step captured again: ``zerognn.fixed_launch.step_graph``), which the record counts. The envelope's
 record keeps each fitted frontier's times (``wave_fit``).
@@ -34,7 +34,10 @@ if TYPE_CHECKING:  # the envelope module calls fit: no import cycle at run time
 
 MIN_MARGIN = 0.05  # headroom over the largest calibration frontier that a fitted capacity always keeps
 CANDIDATES = 16  # row counts timed per frontier
-TIE = 0.01  # times within 1 % of the fastest count as equal; the largest such row count is provisioned
+# Times within 3 % of the fastest count as equal, and the largest such row count is provisioned: a wave step
+# costs the layers a fifth of their time or more, while the part of the work that grows with every row (the
+# weight gradient's sum over rows) adds a few percent across a band of equal waves, which buys no headroom back
+TIE = 0.03
 CALLS, REPEATS = 3, 3  # per row count: GPU time, queued behind a sleep (zerognn.measure.timing)
 
 
@@ -74,9 +77,9 @@ def _dense_step(layers: list[tuple[int, nn.Linear]], last: int, rows: int, devic
         b = None if lin.bias is None else torch.zeros(n, device=device, requires_grad=True)
         work.append((x, w, b, i != last, torch.full((rows, n), 0.01, device=device)))
 
-    def step() -> None:
+    def step() -> None:  # gradients returned, not accumulated: no add kernel of the stand-ins' own
         for x, w, b, relu, g in work:
-            linear(x, w, b, relu).backward(g)
+            torch.autograd.grad(linear(x, w, b, relu), [t for t in (x, w, b) if t is not None and t.requires_grad], g)
     return step
 
 
