@@ -22,7 +22,6 @@ import torch
 from ..errors import ZeroGNNError
 from ..graph import CSRGraph
 from ..sampling import batch_seeds, epoch_permutation, sample_subgraph
-from . import gemm_waves
 
 CALIBRATION_EPOCH = 2**32 - 2  # evaluation uses 2**32 - 1; training epochs count up from 0
 
@@ -108,19 +107,3 @@ def calibrate(graph: CSRGraph, train_idx: torch.Tensor, batch_size: int, fanouts
         caps.append(max(caps[-1], min(worst[h + 1], math.ceil(live * (1 + margin)))))
     return Envelope(batch_size, tuple(fanouts), tuple(caps), "calibrated",
                     {"calibration_batches": steps, "margin": margin, "calibration_max": peak})
-
-
-class CalibratedEnvelope:
-    """The envelope policy of a variant with a ``ctx`` (``zerognn.variants.VariantContext``): ``calibrate``
-    over ``calibration_batches`` batches with ``margin``, then, on a GPU, each capacity that dense layers run
-    their GEMMs over fitted to the GEMMs' waves (``zerognn.fixed_launch.gemm_waves``). The ZeroGNN variants
-    take it; an ablation overrides ``make_envelope``."""
-
-    calibration_batches = 8
-    margin = 0.15
-
-    def make_envelope(self) -> Envelope:
-        ctx = self.ctx
-        calibrated = calibrate(ctx.dataset.graph, ctx.dataset.train_idx, ctx.batch_size, ctx.fanouts, ctx.seed,
-                               self.calibration_batches, self.margin)
-        return gemm_waves.fit(calibrated, ctx.model, ctx.device)

@@ -21,16 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from ..measure.timing import queued_gpu_time_us
 from ..models.dense import linear
-
-if TYPE_CHECKING:  # the envelope module calls fit: no import cycle at run time
-    from .envelope import Envelope
+from .envelope import Envelope
 
 MIN_MARGIN = 0.05  # headroom over the largest calibration frontier that a fitted capacity always keeps
 CANDIDATES = 16  # row counts timed per frontier

@@ -26,7 +26,8 @@ from typing import Any
 
 import torch
 
-from ..fixed_launch.envelope import CalibratedEnvelope, Envelope
+from ..fixed_launch.envelope import Envelope
+from ..fixed_launch.envelope_policy import CalibratedEnvelope
 from ..fixed_launch.step_graph import StepGraph
 from ..sampling import epoch_permutation
 from . import register

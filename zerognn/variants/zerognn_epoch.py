@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from ..fixed_launch.device_loop import DeviceLoop
-from ..fixed_launch.envelope import CalibratedEnvelope
+from ..fixed_launch.envelope_policy import CalibratedEnvelope
 from ..fixed_launch.step_graph import StepGraph
 from ..sampling import epoch_permutation
 from . import register
