@@ -5,7 +5,7 @@
 # and run the operator benchmark. With BEFORE=<dir> holding another tree of the project (e.g.
 # `git archive <commit> | tar -x -C .before`; several, space-separated), the same runs are made with each
 # in the same call, so before and after compare on one machine (CHECK_REPEATS=N: N processes per side,
-# interleaved).
+# interleaved; CHECK_DTYPES="float32 tf32 bfloat16": each precision in turn, default float32).
 # Results land in $OUT.
 #   device run:  ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_check.sh [pytest paths]
 set -uo pipefail
@@ -22,15 +22,17 @@ fi
 zerognn dataset make products-like --out data/products-like > "$OUT/dataset.log" 2>&1 || tail -5 "$OUT/dataset.log"
 
 check_runs() {  # tree tag repeat
+    for dtype in ${CHECK_DTYPES:-float32}; do
     for batch in ${CHECK_BATCHES:-1024}; do
         for variant in ${CHECK_VARIANTS:-host-mediated zerognn zerognn-worstcase}; do
-            out="$ROOT/results/check/$2/$variant-b$batch-r$3"  # the record is named after its run, in that directory
+            out="$ROOT/results/check/$2/$variant-b$batch-$dtype-r$3"  # the record is named after its run, in there
             (cd "$1" && PYTHONPATH="$1" timeout 150 python3 -m zerognn run --dataset products-like \
                 --dataset-dir "$ROOT/data/products-like" --variant "$variant" --batch-size "$batch" --fanouts 15,10,5 \
-                --out "$out/" --trace "$out.trace.json.gz" 2>&1 | tail -1)
-            echo "-- kernels per step: $2 $variant B=$batch repeat $3"
+                --dtype "$dtype" --out "$out/" --trace "$out.trace.json.gz" 2>&1 | tail -1)
+            echo "-- kernels per step: $2 $variant B=$batch $dtype repeat $3"
             python3 scripts/kernel_summary.py "$out.trace.json.gz" --steps 5 --top "${CHECK_TOP:-12}"
         done
+    done
     done
 }
 # CHECK_REPEATS processes per side, before and after interleaved, so a drift of the machine hits both alike
@@ -45,12 +47,14 @@ import glob, json, statistics
 sides = {}
 for path in sorted(glob.glob("results/check/*/*/*.json")):
     r = json.load(open(path)); m = r["metrics"]
-    print(f"{path.split('/')[-3]:<6} {r['config']['variant']:<18} B={r['config']['batch_size']:<5} {m['step_ms_median']:7.3f} ms"
+    print(f"{path.split('/')[-3]:<6} {r['config']['variant']:<18} B={r['config']['batch_size']:<5} {r['config'].get('dtype', 'float32'):<8}"
+          f" {m['step_ms_median']:7.3f} ms"
           f"  exec {m['gpu_exec_fraction']:.3f}  busy {m['gpu_busy_ms_per_step']:.3f}  act {m.get('gpu_activities_per_step')}"
           f"  floor {m.get('floor_ms')}  peak {m['peak_mem_bytes'] / 2**20:7.1f} MiB  loss[-1] {r['losses'][-1]:.5f}")
-    sides.setdefault((r['config']['variant'], r['config']['batch_size'], path.split('/')[-3]), []).append(m['step_ms_median'])
-for (variant, batch, tag), medians in sorted(sides.items()):
-    print(f"median of {len(medians)} processes: {tag:<6} {variant:<18} B={batch:<5} {statistics.median(medians):7.3f} ms")
+    key = (r['config']['variant'], r['config']['batch_size'], r['config'].get('dtype', 'float32'), path.split('/')[-3])
+    sides.setdefault(key, []).append(m['step_ms_median'])
+for (variant, batch, dtype, tag), medians in sorted(sides.items()):
+    print(f"median of {len(medians)} processes: {tag:<6} {variant:<18} B={batch:<5} {dtype:<8} {statistics.median(medians):7.3f} ms")
 PY
 [ "${BENCH:-1}" = 0 ] || timeout 120 zerognn bench-ops --dataset-dir data/products-like --batch-size 1024 2>&1 | tee "$OUT/bench-ops.txt" | tail -12
 tar czf "$OUT/check.tgz" results/check 2>/dev/null
