@@ -10,10 +10,15 @@ wave on every step for rows that are padding in almost every batch.
 run their GEMMs over, it times those layers' forward and backward (``zerognn.models.dense.linear``, at the
 run's precision and determinism) at ``CANDIDATES`` row counts from the largest calibration frontier plus
 ``MIN_MARGIN`` up to the calibrated capacity, and provisions the largest row count whose time is within
-``TIE`` (3 %) of the fastest. Every calibration batch still fits with at least ``MIN_MARGIN`` to spare; a batch
-that does not raises the overflow record like any other (the step is rolled back, the envelope grown and
-the step captured again: ``zerognn.fixed_launch.step_graph``), which the record counts. The envelope's
-record keeps each fitted frontier's times (``wave_fit``).
+``TIE`` (3 %) of the fastest (each row count timed in ``PASSES`` passes, ascending then descending, and its
+fastest kept: a one-off stall of the GPU in one pass does not decide). Every calibration batch still fits
+with at least ``MIN_MARGIN`` to spare; a batch that does not raises the overflow record like any other (the
+step is rolled back, the envelope grown and the step captured again: ``zerognn.fixed_launch.step_graph``),
+which the record counts. The envelope's record keeps each fitted frontier's times (``wave_fit``).
+
+The timing runs on the current stream, for which cuBLAS allocates a workspace of its own (one per stream,
+kept for the rest of the process) that the step, on its own stream, never uses: the fit releases it, and its
+stand-ins, before it returns, so that they do not stay in the run's memory.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ CANDIDATES = 16  # row counts timed per frontier
 # weight gradient's sum over rows) adds a few percent across a band of equal waves, which buys no headroom back
 TIE = 0.03
 CALLS, REPEATS = 3, 3  # per row count: GPU time, queued behind a sleep (zerognn.measure.timing)
+PASSES = 2  # timings of each row count, in passes of alternating order; the fastest counts
 
 
 def dense_layers(model: nn.Module) -> dict[int, list[tuple[int, nn.Linear]]]:
@@ -65,19 +71,39 @@ def choose(times: dict[int, float]) -> int:
 
 def _dense_step(layers: list[tuple[int, nn.Linear]], last: int, rows: int, device) -> Callable[[], None]:
     """The forward and backward of ``layers``' dense GEMMs over ``rows`` rows, on stand-in tensors (constant
-    values: no random stream is drawn, and the model's parameters get no gradient)."""
+    values: no random stream is drawn, and the model's parameters get no gradient). The output's gradient is
+    the output itself (its values do not change a GEMM's time, and no buffer of its size is added)."""
     work = []
     for i, lin in layers:
         n, k = lin.weight.shape
         x = torch.full((rows, k), 0.01, device=device, requires_grad=i > 0)  # the first layer's input takes none
         w = torch.full((n, k), 0.01, device=device, requires_grad=True)
         b = None if lin.bias is None else torch.zeros(n, device=device, requires_grad=True)
-        work.append((x, w, b, i != last, torch.full((rows, n), 0.01, device=device)))
+        work.append((x, w, b, i != last))
 
     def step() -> None:  # gradients returned, not accumulated: no add kernel of the stand-ins' own
-        for x, w, b, relu, g in work:
-            torch.autograd.grad(linear(x, w, b, relu), [t for t in (x, w, b) if t is not None and t.requires_grad], g)
+        for x, w, b, relu in work:
+            y = linear(x, w, b, relu)
+            torch.autograd.grad(y, [t for t in (x, w, b) if t is not None and t.requires_grad], y.detach())
     return step
+
+
+def _timed(time_us: Callable[[int], float], rows: list[int]) -> dict[int, float]:
+    """Each row count's fastest of ``PASSES`` timings, the passes in alternating order."""
+    times: dict[int, float] = {}
+    for p in range(PASSES):
+        for r in rows if p % 2 == 0 else rows[::-1]:
+            times[r] = min(times.get(r, float("inf")), time_us(r))
+    return times
+
+
+def _release_workspaces() -> None:
+    """The stand-ins' blocks and the timing stream's cuBLAS workspaces back to the device (the step's stream
+    gets its own when it first runs a GEMM)."""
+    clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+    if clear is not None:
+        clear()
+    torch.cuda.empty_cache()
 
 
 def fit(envelope: Envelope, model: nn.Module, device: torch.device,
@@ -97,13 +123,13 @@ def fit(envelope: Envelope, model: nn.Module, device: torch.device,
             continue  # the seeds: always the batch
         high = caps[frontier]
         low = min(high, max(caps[frontier - 1], math.ceil(largest[frontier - 1] * (1 + MIN_MARGIN))))
-        times = {rows: time_us(layers, rows) for rows in candidates(low, high)}
+        times = _timed(lambda rows: time_us(layers, rows), candidates(low, high))
         caps[frontier] = choose(times)
         fitted.append({"hop": frontier, "calibrated": high, "provisioned": caps[frontier],
                        "calibrated_us": round(times[high], 2), "provisioned_us": round(times[caps[frontier]], 2)})
     for h in range(1, len(caps)):  # capacities never shrink from hop to hop
         caps[h] = max(caps[h], caps[h - 1])
     if device.type == "cuda":
-        torch.cuda.empty_cache()  # the stand-ins' blocks: not the step's
+        _release_workspaces()
     return replace(envelope, frontier_capacity=tuple(caps),
                    calibration={**envelope.calibration, "min_margin": MIN_MARGIN, "wave_fit": fitted})
