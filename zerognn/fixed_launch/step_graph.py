@@ -68,14 +68,16 @@ class StepGraph:
     loop clones it; whoever holds such a clone drops it before ``recover`` re-captures).
     """
 
-    def __init__(self, ctx: Any, envelope: Envelope, order: Callable[[int], torch.Tensor], keep_graph: bool = False):
+    def __init__(self, ctx: Any, envelope: Envelope, order: Callable[[int], torch.Tensor], keep_graph: bool = False,
+                 stream: torch.cuda.Stream | None = None):
         sampling.check_graph(ctx.dataset.graph)
         self.ctx, self.envelope, self.keep_graph = ctx, envelope, keep_graph
         hops = len(ctx.fanouts)
         self._new_bits = sampling.NewNodeBits.for_graph(ctx.dataset.num_nodes, ctx.device)
-        # Warm-up and every capture run on this one stream: cuBLAS keeps a workspace per (thread,
-        # stream), so a stream per pass would hold another pair of them for the rest of the run.
-        self.stream = torch.cuda.Stream(ctx.device)
+        # Warm-up and every capture run on this one stream (``stream`` if given: one that set-up work already
+        # ran GEMMs on): cuBLAS keeps a workspace per (thread, stream), so a stream per pass would hold
+        # another pair of them for the rest of the run.
+        self.stream = stream if stream is not None else torch.cuda.Stream(ctx.device)
         self._flat = flatten_training_state(ctx.model, ctx.optimizer)
         self._snapshot = torch.empty_like(self._flat)
         self.control = StepControl(ctx.device, ctx.dataset.train_idx.numel(), ctx.steps_per_epoch, ctx.batch_size,

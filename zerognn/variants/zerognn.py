@@ -45,7 +45,8 @@ class ZeroGNN(CalibratedEnvelope, Variant):
     def setup(self) -> None:
         ctx = self.ctx
         self.graph = StepGraph(ctx, self.make_envelope(),
-                               order=lambda epoch: epoch_permutation(ctx.dataset.train_idx, ctx.seed, epoch))
+                               order=lambda epoch: epoch_permutation(ctx.dataset.train_idx, ctx.seed, epoch),
+                               stream=self.step_stream())
         self._in_flight_limit = max(1, min(self.max_in_flight, ctx.steps_per_epoch))
         self._issued = 0  # replays launched (each ends committed or rolled back)
         self._target = 0  # global steps the loop has asked for

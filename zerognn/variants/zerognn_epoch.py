@@ -49,7 +49,7 @@ class ZeroGNNEpoch(CalibratedEnvelope, Variant):
         self._stamps = torch.zeros(ctx.loss_log.numel() + 1, dtype=torch.int64, device=ctx.device)
         self._expected = 0   # the committed count the launches so far end at
         self._launch_lengths: list[int] = []
-        self.graph = StepGraph(ctx, self.make_envelope(), self._order, keep_graph=True)
+        self.graph = StepGraph(ctx, self.make_envelope(), self._order, keep_graph=True, stream=self.step_stream())
         self._loop = self._build_loop()
 
     @property
