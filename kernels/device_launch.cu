@@ -32,36 +32,37 @@ extern "C" __global__ void dl_sample_neighbors(
 }
 
 extern "C" __global__ void dl_dedupe_frontier(
-    const i64* frontier, const int* n_frontier, i64* keys, int* values, i64 table_mask, int* new_count, i64* overflow,
-    int threads) {
-    ZG_TAIL(dedupe_frontier, *n_frontier, threads)(frontier, n_frontier, keys, values, table_mask, new_count, overflow);
+    const i64* frontier, const int* n_frontier, i64* keys, i64 table_mask, int* local_ids, int* new_count,
+    i64* overflow, int threads) {
+    ZG_TAIL(dedupe_frontier, *n_frontier, threads)(frontier, n_frontier, keys, table_mask, local_ids, new_count,
+                                                   overflow);
 }
 
 extern "C" __global__ void dl_dedupe_neighbors(
     const i64* nbr, const int* counts, const int* n_frontier, int fanout, i64* keys, i64 table_mask,
-    unsigned* new_bits, int* new_count, i64* overflow, int threads) {
+    unsigned* new_bits, int* local_ids, int* new_count, i64* overflow, int threads) {
     ZG_TAIL(dedupe_neighbors, (i64)(*n_frontier) * fanout, threads)(
-        nbr, counts, n_frontier, fanout, keys, table_mask, new_bits, new_count, overflow);
+        nbr, counts, n_frontier, fanout, keys, table_mask, new_bits, local_ids, new_count, overflow);
 }
 
 // The bitmap's size is the graph's, not a live count: one block per tile of bitmap words (or per THREADS
 // frontier slots to copy, if more), as the host would; relabel_nodes ranks every tile under any grid.
 extern "C" __global__ void dl_relabel_nodes(
     const i64* frontier, const int* n_frontier, unsigned* new_bits, i64 words, u64* tile_status,
-    unsigned* tile_ticket, const int* new_count, const i64* keys, int* values, i64 table_mask, i64* next_frontier,
-    int* next_count, int next_capacity, i64* overflow, int threads) {
+    unsigned* tile_ticket, const int* new_count, int* local_ids, i64* next_frontier, int* next_count,
+    int next_capacity, i64* overflow, int threads) {
     const i64 tiles = (words + ZG_RANK_WORDS - 1) / ZG_RANK_WORDS;
     const i64 copy_blocks = (zg_min(*n_frontier, next_capacity) + threads - 1) / threads;
     ZG_TAIL(relabel_nodes, (tiles > copy_blocks ? tiles : copy_blocks) * threads, threads)(
-        frontier, n_frontier, new_bits, words, tile_status, tile_ticket, new_count, keys, values, table_mask,
-        next_frontier, next_count, next_capacity, overflow);
+        frontier, n_frontier, new_bits, words, tile_status, tile_ticket, new_count, local_ids, next_frontier,
+        next_count, next_capacity, overflow);
 }
 
 extern "C" __global__ void dl_relabel_neighbors(
-    const i64* nbr, const int* counts, const int* n_frontier, int fanout, const i64* keys, const int* values,
-    i64 table_mask, int* nbr_local, int threads) {
-    ZG_TAIL(relabel_neighbors, (i64)(*n_frontier) * fanout, threads)(
-        nbr, counts, n_frontier, fanout, keys, values, table_mask, nbr_local);
+    const i64* nbr, const int* counts, const int* n_frontier, int fanout, const int* local_ids, int* nbr_local,
+    int threads) {
+    ZG_TAIL(relabel_neighbors, (i64)(*n_frontier) * fanout, threads)(nbr, counts, n_frontier, fanout, local_ids,
+                                                                     nbr_local);
 }
 
 extern "C" __global__ void dl_gather_rows(

@@ -1,9 +1,11 @@
 // Per-hop relabel: the next frontier is the frontier followed by the new nodes in ascending id order.
 // relabel_nodes copies the frontier, ranks the new nodes straight from the new-node bitmap (one bit per
-// graph node, set by dedupe_neighbors), writes each new node at its position, records the position in the
-// node table and clears the bitmap for the next hop; relabel_neighbors then maps every sampled neighbour to
-// its local id. New nodes past next_capacity are not written (the overflow record is raised with the size
-// the next frontier needed) and get local id -1, so no later kernel reads past a buffer.
+// graph node, set by dedupe_neighbors), writes each new node at its position, records the position as the
+// node's local id (`local_ids`, one int per graph node: a plain store, where a node table would take a
+// probe) and clears the bitmap for the next hop; relabel_neighbors then maps every sampled neighbour to its
+// local id with one load (dedupe_frontier wrote the frontier's: kernels/dedupe_nodes.cu). New nodes past
+// next_capacity are not written (the overflow record is raised with the size the next frontier needed)
+// and get local id -1, so no later kernel reads past a buffer.
 //
 // The ranking is a single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back", 2016; what CUB's DeviceScan does). The bitmap is cut into tiles of
@@ -69,8 +71,8 @@ __device__ __forceinline__ int zg_look_back(const u64* tile_status, i64 tile) {
 
 extern "C" __global__ void relabel_nodes(
     const i64* __restrict__ frontier, const int* __restrict__ n_frontier, unsigned* new_bits, i64 words,
-    u64* tile_status, unsigned* tile_ticket, const int* __restrict__ new_count, const i64* keys, int* values,
-    i64 table_mask, i64* __restrict__ next_frontier, int* next_count, int next_capacity, i64* overflow) {
+    u64* tile_status, unsigned* tile_ticket, const int* __restrict__ new_count, int* __restrict__ local_ids,
+    i64* __restrict__ next_frontier, int* next_count, int next_capacity, i64* overflow) {
     const i64 n = *n_frontier;
     const i64 needed = n + *new_count;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -124,9 +126,8 @@ extern "C" __global__ void relabel_nodes(
             new_bits[w] = 0u;
             for (; word != 0u; word &= word - 1u, ++position) {
                 const i64 u = w * 32 + (__ffs(word) - 1);
-                const i64 slot = zg_table_find(keys, table_mask, u);
                 if (position < next_capacity) next_frontier[position] = u;
-                if (slot >= 0) values[slot] = position < next_capacity ? (int)position : -1;
+                local_ids[u] = position < next_capacity ? (int)position : -1;
             }
         }
     }
@@ -134,12 +135,11 @@ extern "C" __global__ void relabel_nodes(
 
 extern "C" __global__ void relabel_neighbors(
     const i64* __restrict__ nbr, const int* __restrict__ counts, const int* __restrict__ n_frontier,
-    int fanout, const i64* keys, const int* values, i64 table_mask, int* __restrict__ nbr_local) {
+    int fanout, const int* __restrict__ local_ids, int* __restrict__ nbr_local) {
     const i64 slots = (i64)(*n_frontier) * fanout;
     ZG_GRID_STRIDE(e, slots) {
         const i64 p = e / fanout;
         if (e - p * fanout >= counts[p]) continue;
-        const i64 slot = zg_table_find(keys, table_mask, nbr[e]);
-        nbr_local[e] = slot >= 0 ? values[slot] : -1;
+        nbr_local[e] = local_ids[nbr[e]];
     }
 }

@@ -47,18 +47,17 @@ def test_sample_kernel_matches_reference_slot_for_slot(skew, fanout):
 def run_pipeline(g, seeds, fanouts, seed, epoch, step):
     """The host-mediated sampling pipeline, kernel by kernel, with exact sizes."""
     overflow = sampling.new_overflow(DEV)
-    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
     frontier, n, n_dev = seeds, seeds.numel(), live(seeds.numel())
     frontiers, blocks = [frontier], []
     for hop, f in enumerate(fanouts):
         nbr, counts = sampling.sample(g, frontier, n_dev, n, f, key_tensor(seed, epoch, step, hop), overflow)
         keys = torch.full((sampling.table_size(n * (f + 1)),), -1, dtype=torch.int64, device=DEV)
-        values = torch.empty_like(keys, dtype=torch.int32)
-        new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, values, new_bits, overflow)
+        new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, scratch, overflow)
         fresh = int(new_count)
-        frontier, next_dev, local = sampling.relabel(frontier, n_dev, new_bits, new_count, nbr, counts, f, keys,
-                                                     values, n + fresh, overflow)
-        assert not new_bits.bits.any(), "relabel must leave the bitmap clear for the next hop"
+        frontier, next_dev, local = sampling.relabel(frontier, n_dev, scratch, new_count, nbr, counts, f, n + fresh,
+                                                     overflow)
+        assert not scratch.bits.any(), "relabel must leave the bitmap clear for the next hop"
         assert int(next_dev) == n + fresh
         blocks.append(EllBlock(n, n + fresh, f, local, counts, n_dev, overflow))
         frontiers.append(frontier)
@@ -163,23 +162,22 @@ def test_overflow_is_flagged_not_written():
     # new nodes beyond the next frontier's capacity are counted, not stored; the need is that frontier's
     # size; they get no local id, so no aggregation reads past the frontier
     overflow = sampling.new_overflow(DEV)
-    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
     keys = torch.full((sampling.table_size(600 * 6),), -1, dtype=torch.int64, device=DEV)
-    values = torch.empty_like(keys, dtype=torch.int32)
-    new_count = sampling.dedupe(frontier[:600], live(600), nbr, counts, 5, keys, values, new_bits, overflow)
+    new_count = sampling.dedupe(frontier[:600], live(600), nbr, counts, 5, keys, scratch, overflow)
     assert overflow.tolist() == [0, 0] and int(new_count) > 10
-    next_frontier, next_count, local = sampling.relabel(frontier[:600], live(600), new_bits, new_count, nbr, counts, 5,
-                                                        keys, values, 610, overflow)
+    next_frontier, next_count, local = sampling.relabel(frontier[:600], live(600), scratch, new_count, nbr, counts, 5,
+                                                        610, overflow)
     assert overflow.tolist() == [1, 600 + int(new_count)] and int(next_count) == 610
     assert next_frontier.numel() == 610 and int(local.max()) < 610
-    assert not new_bits.bits.any()
+    assert not scratch.bits.any()
 
 
 @pytest.mark.parametrize("grid", [None, 1, 3])
 @pytest.mark.parametrize("num_nodes", [40, 32 * 1024 * 3 + 77])
 def test_new_nodes_are_ranked_in_id_order_from_the_bitmap(num_nodes, grid):
     """Whatever the grid (tiles taken by ticket, fewer blocks than tiles too), new nodes come out sorted by
-    id, after the frontier, with their table values set, and the bitmap and the scan's scratch are left
+    id, after the frontier, with their local ids set, and the bitmap and the scan's scratch are left
     clear."""
     gen = torch.Generator().manual_seed(num_nodes)
     frontier = torch.randperm(num_nodes, generator=gen)[:7].to(DEV)
@@ -188,21 +186,23 @@ def test_new_nodes_are_ranked_in_id_order_from_the_bitmap(num_nodes, grid):
     counts = torch.ones(pool.numel(), dtype=torch.int32, device=DEV)
     n_slots = live(pool.numel())
     overflow = sampling.new_overflow(DEV)
-    new_bits = sampling.NewNodeBits.for_graph(num_nodes, DEV)
+    scratch = sampling.SamplerScratch.for_graph(num_nodes, DEV)
     keys = torch.full((sampling.table_size(pool.numel() + 7),), -1, dtype=torch.int64, device=DEV)
-    values = torch.empty_like(keys, dtype=torch.int32)
     mask = np.int64(keys.numel() - 1)
     new_count = torch.empty(1, dtype=torch.int32, device=DEV)
-    launch("dedupe_frontier", 1, frontier, live(7), keys, values, mask, new_count, overflow)
-    launch("dedupe_neighbors", grid or 8, nbr.view(-1), counts, n_slots, np.int32(1), keys, mask, new_bits.bits,
-           new_count, overflow)
+    launch("dedupe_frontier", 1, frontier, live(7), keys, mask, scratch.local_ids, new_count, overflow)
+    launch("dedupe_neighbors", grid or 8, nbr.view(-1), counts, n_slots, np.int32(1), keys, mask, scratch.bits,
+           scratch.local_ids, new_count, overflow)
     expected_new = torch.sort(pool[~torch.isin(pool, frontier)]).values
     assert int(new_count) == expected_new.numel()
-    next_frontier, next_count, _ = sampling.relabel(frontier, live(7), new_bits, new_count, nbr.view(-1), counts, 1,
-                                                    keys, values, 7 + expected_new.numel(), overflow, grid=grid)
+    next_frontier, next_count, local = sampling.relabel(frontier, live(7), scratch, new_count, nbr.view(-1), counts,
+                                                        1, 7 + expected_new.numel(), overflow, grid=grid)
     assert torch.equal(next_frontier[:7], frontier) and torch.equal(next_frontier[7:], expected_new)
+    positions = torch.arange(next_frontier.numel(), dtype=torch.int32, device=DEV)
+    assert torch.equal(scratch.local_ids[next_frontier], positions)  # every node of the next frontier, its place
+    assert torch.equal(local[:7], scratch.local_ids[pool[:7]])  # the 7 frontier rows' neighbour slots: their ids
     assert int(next_count) == 7 + expected_new.numel() and overflow.tolist() == [0, 0]
-    assert not new_bits.bits.any() and not new_bits.tile_status.any() and int(new_bits.tile_ticket) == 0
+    assert not scratch.bits.any() and not scratch.tile_status.any() and int(scratch.tile_ticket) == 0
 
 
 def test_row_kernels_never_write_past_their_capacity():
@@ -284,12 +284,12 @@ def _hops_with_prefilled_empties(monkeypatch, fill, g, frontier, n_live, fanouts
     every hop's node table after dedupe holds exactly the live frontier and its sampled neighbours, and
     returns per hop (next live frontier, live counts, live rows' local ids, edges)."""
     overflow = sampling.new_overflow(DEV)
-    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
     n_dev, n, out = live(n_live), n_live, []
     with monkeypatch.context() as m, device_launched() if device_side else contextlib.nullcontext():
         m.setattr(sampling, "torch", _FilledEmpty(fill, g.num_nodes))
         for hop, f in enumerate(fanouts):
-            draft = sampling.sample_and_dedupe(g, frontier, n_dev, f, key_tensor(7, 0, 3, hop), overflow, new_bits)
+            draft = sampling.sample_and_dedupe(g, frontier, n_dev, f, key_tensor(7, 0, 3, hop), overflow, scratch)
             keys = draft.table_keys
             assert keys.numel() == sampling.table_size(frontier.numel() * (f + 1))
             mask = torch.arange(f, device=DEV).unsqueeze(0) < draft.counts[:n].unsqueeze(1)
@@ -336,11 +336,11 @@ def test_a_hop_runs_five_kernels_and_no_fill():
     g = random_graph(3000, 40000, seed=11).to(DEV)
     frontier = torch.randperm(3000, generator=torch.Generator().manual_seed(2))[:300].to(DEV)
     overflow = sampling.new_overflow(DEV)
-    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
     n_dev, key = live(300), key_tensor(0, 0, 0, 0)
 
     def hop():
-        return sampling.sample_hop_ell(g, frontier, n_dev, 10, key, overflow, new_bits, next_capacity=300 * 11)
+        return sampling.sample_hop_ell(g, frontier, n_dev, 10, key, overflow, scratch, next_capacity=300 * 11)
 
     hop()  # compiles and loads the kernels outside the profile
     torch.cuda.synchronize()
@@ -369,16 +369,15 @@ def wide_graph():
     return CSRGraph(rowptr, col).to(DEV), torch.randperm(WIDE_NODES, generator=gen).to(DEV)
 
 
-def _fixed_hop(g, frontier, n_dev, fanout, key, overflow, new_bits, grid):
+def _fixed_hop(g, frontier, n_dev, fanout, key, overflow, scratch, grid):
     """One hop at fixed capacities (nothing read back: no synchronisation), relabel's kernels on ``grid``
     blocks (None: the host's own grids): (next frontier, its live size, counts, local ids)."""
     capacity = frontier.numel()
     keys = torch.empty(sampling.table_size(capacity * (fanout + 1)), dtype=torch.int64, device=DEV)
     nbr, counts = sampling.sample(g, frontier, n_dev, capacity, fanout, key, overflow, table_keys=keys)
-    values = torch.empty_like(keys, dtype=torch.int32)
-    new_count = sampling.dedupe(frontier, n_dev, nbr, counts, fanout, keys, values, new_bits, overflow)
-    next_frontier, next_count, local = sampling.relabel(frontier, n_dev, new_bits, new_count, nbr, counts, fanout,
-                                                        keys, values, capacity * (fanout + 1), overflow, grid=grid)
+    new_count = sampling.dedupe(frontier, n_dev, nbr, counts, fanout, keys, scratch, overflow)
+    next_frontier, next_count, local = sampling.relabel(frontier, n_dev, scratch, new_count, nbr, counts, fanout,
+                                                        capacity * (fanout + 1), overflow, grid=grid)
     return next_frontier, next_count, counts, local
 
 
@@ -394,10 +393,10 @@ def _assert_hop_is_the_references(out, n, fanout, ref, hop):
     assert torch.equal(local.view(-1, fanout)[:n][mask].long(), ref.hops[hop].edge_src)
 
 
-def _assert_scratch_is_clean(new_bits):
-    assert not new_bits.bits.any(), "relabel_nodes must leave the bitmap clear"
-    assert not new_bits.tile_status.any(), "the launch's last ticket must reset every tile status"
-    assert int(new_bits.tile_ticket) == 0, "the launch's last ticket must reset the ticket counter"
+def _assert_scratch_is_clean(scratch):
+    assert not scratch.bits.any(), "relabel_nodes must leave the bitmap clear"
+    assert not scratch.tile_status.any(), "the launch's last ticket must reset every tile status"
+    assert int(scratch.tile_ticket) == 0, "the launch's last ticket must reset the ticket counter"
 
 
 BACK_TO_BACK = [0, 1, 2, 5, 31, 100, 1000, 4096, 20000, 30000, 7, 12345, 3, 500, 25000, 64, 8191, 1, 15000, 2500]
@@ -405,7 +404,7 @@ BACK_TO_BACK = [0, 1, 2, 5, 31, 100, 1000, 4096, 20000, 30000, 7, 12345, 3, 500,
 
 @pytest.mark.parametrize("mode", ["host", "grid 2", "device"])
 def test_back_to_back_hops_over_many_tiles_give_the_reference(wide_graph, mode):
-    """20 hops over one NewNodeBits, launched back to back with no synchronisation between them, from
+    """20 hops over one SamplerScratch, launched back to back with no synchronisation between them, from
     frontiers of 0 to 30,000 live nodes (so from no new node in most tiles to about a thousand in each) over
     153 tiles: each hop gives the reference's next frontier, counts and local ids, so every launch of
     relabel_nodes found its tile statuses and ticket clean. With the host's grids (more blocks than tiles),
@@ -413,21 +412,21 @@ def test_back_to_back_hops_over_many_tiles_give_the_reference(wide_graph, mode):
     grid from the live counts)."""
     g, perm = wide_graph
     overflow = sampling.new_overflow(DEV)
-    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
-    assert new_bits.tile_status.numel() >= 150
+    scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
+    assert scratch.tile_status.numel() >= 150
     grid = 2 if mode == "grid 2" else None
     hops = []
     with device_launched() if mode == "device" else contextlib.nullcontext():
         for i, n in enumerate(BACK_TO_BACK):
             fanout = (3, 10, 5)[i % 3]
             frontier = perm[97 * i: 97 * i + n + 1 + i % 4]  # 1 to 4 slots past the live ones
-            hops.append(_fixed_hop(g, frontier, live(n), fanout, key_tensor(9, 0, i, 0), overflow, new_bits, grid))
+            hops.append(_fixed_hop(g, frontier, live(n), fanout, key_tensor(9, 0, i, 0), overflow, scratch, grid))
     for i, (n, out) in enumerate(zip(BACK_TO_BACK, hops)):
         fanout = (3, 10, 5)[i % 3]
         ref = sample_subgraph(g, perm[97 * i: 97 * i + n], [fanout], seed=9, epoch=0, step=i)
         _assert_hop_is_the_references(out, n, fanout, ref, 0)
     assert overflow.tolist() == [0, 0]
-    _assert_scratch_is_clean(new_bits)
+    _assert_scratch_is_clean(scratch)
 
 
 @pytest.mark.parametrize("grid", [None, 2])
@@ -439,14 +438,14 @@ def test_a_captured_two_hop_sample_over_many_tiles_replays_like_the_reference(wi
     g, perm = wide_graph
     capacity, fanouts = 20000, (5, 3)
     overflow = sampling.new_overflow(DEV)
-    new_bits = sampling.NewNodeBits.for_graph(g.num_nodes, DEV)
+    scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
     frontier = perm[:capacity].clone()
     n_dev = live(capacity)
     keys = [key_tensor(0, 0, 0, hop) for hop in range(2)]
 
     def sample_two_hops():
-        first = _fixed_hop(g, frontier, n_dev, fanouts[0], keys[0], overflow, new_bits, grid)
-        return first, _fixed_hop(g, first[0], first[1], fanouts[1], keys[1], overflow, new_bits, grid)
+        first = _fixed_hop(g, frontier, n_dev, fanouts[0], keys[0], overflow, scratch, grid)
+        return first, _fixed_hop(g, first[0], first[1], fanouts[1], keys[1], overflow, scratch, grid)
 
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
@@ -467,7 +466,7 @@ def test_a_captured_two_hop_sample_over_many_tiles_replays_like_the_reference(wi
         _assert_hop_is_the_references(captured[0], n, fanouts[0], ref, 0)
         _assert_hop_is_the_references(captured[1], ref.frontiers[1].numel(), fanouts[1], ref, 1)
         assert overflow.tolist() == [0, 0]
-        _assert_scratch_is_clean(new_bits)
+        _assert_scratch_is_clean(scratch)
     n = 4321
     frontier[:n].copy_(perm[-n:])
     n_dev.fill_(n)
@@ -477,4 +476,4 @@ def test_a_captured_two_hop_sample_over_many_tiles_replays_like_the_reference(wi
     ref = sample_subgraph(g, perm[-n:], list(fanouts), seed=4, epoch=0, step=0)
     _assert_hop_is_the_references(eager[0], n, fanouts[0], ref, 0)
     _assert_hop_is_the_references(eager[1], ref.frontiers[1].numel(), fanouts[1], ref, 1)
-    _assert_scratch_is_clean(new_bits)
+    _assert_scratch_is_clean(scratch)

@@ -87,11 +87,10 @@ def _exercise_every_launch_site(step_control_too: bool = True):
     overflow = sampling.new_overflow("cpu")
     key = torch.zeros(1, dtype=torch.int64)
     nbr, counts = sampling.sample(graph, frontier, n, 10, 3, key, overflow)
-    bits = sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+    scratch = sampling.SamplerScratch.for_graph(graph.num_nodes, "cpu")
     keys = torch.full((sampling.table_size(40),), -1, dtype=torch.int64)
-    values = torch.empty_like(keys, dtype=torch.int32)
-    new_count = sampling.dedupe(frontier, n, nbr, counts, 3, keys, values, bits, overflow)
-    sampling.relabel(frontier, n, bits, new_count, nbr, counts, 3, keys, values, 40, overflow)
+    new_count = sampling.dedupe(frontier, n, nbr, counts, 3, keys, scratch, overflow)
+    sampling.relabel(frontier, n, scratch, new_count, nbr, counts, 3, 40, overflow)
     gather_rows(torch.zeros(200, 8), frontier, n, overflow)
     gather_labels(torch.zeros(200, dtype=torch.int64), frontier, n, overflow)
     block = EllBlock(4, 10, 3, torch.zeros(12, dtype=torch.int32), torch.zeros(4, dtype=torch.int32),
@@ -225,11 +224,11 @@ def test_every_form_of_the_sage_and_gcn_backwards_takes_relu_out():
 
 def _hop_inputs(live: int):
     """A graph and a hop's inputs on the CPU: (graph, 10 frontier slots with ``live`` of them live, the live
-    count, an overflow record, a hop key, the new-node bitmap)."""
+    count, an overflow record, a hop key, the sampler's scratch)."""
     graph = random_graph(200, 1000, seed=0)
     frontier, n = torch.arange(10), torch.tensor([live], dtype=torch.int32)
     overflow, key = sampling.new_overflow("cpu"), torch.zeros(1, dtype=torch.int64)
-    return graph, frontier, n, overflow, key, sampling.NewNodeBits.for_graph(graph.num_nodes, "cpu")
+    return graph, frontier, n, overflow, key, sampling.SamplerScratch.for_graph(graph.num_nodes, "cpu")
 
 
 class _TorchWithoutFills:
@@ -250,8 +249,8 @@ def test_sample_neighbors_gets_the_hops_node_table_to_clear_and_null_without_one
     table of size 0 (nothing to clear)."""
     launched = []
     _shim_launches(monkeypatch, launched)
+    graph, frontier, n, overflow, key, bits = _hop_inputs(live=4)  # made once per graph, not by the hop
     monkeypatch.setattr(sampling, "torch", _TorchWithoutFills())
-    graph, frontier, n, overflow, key, bits = _hop_inputs(live=4)
     prefix = "dl_" if device_side else ""
     kernel = f"{prefix}sample_neighbors"
     params = [p.name for p in signature(kernel)]
@@ -284,7 +283,8 @@ def test_a_hop_launches_five_kernels_in_order_with_the_scans_scratch_made_once(m
     device-launched: no kernel ranks the new nodes apart from relabel_nodes. sample_and_dedupe launches the
     first three, so the new-node count (what host-mediated control reads) is there before any relabel;
     finish_hop launches the other two. relabel_nodes gets the bitmap dedupe_neighbors filled, that count, and
-    the single-pass scan's tile statuses and ticket from NewNodeBits: the same tensors at every hop."""
+    the single-pass scan's tile statuses and ticket from SamplerScratch, and dedupe_frontier, dedupe_neighbors,
+    relabel_nodes and relabel_neighbors its local ids: the same tensors at every hop."""
     launched = []
     _shim_launches(monkeypatch, launched)
     graph, frontier, n, overflow, key, bits = _hop_inputs(live=10)
@@ -304,6 +304,9 @@ def test_a_hop_launches_five_kernels_in_order_with_the_scans_scratch_made_once(m
             assert given["new_bits"] is bits.bits and given["new_count"] is draft.new_count
             assert type(given["words"]) is np.int64 and given["words"] == bits.bits.numel()
             assert given["tile_status"] is bits.tile_status and given["tile_ticket"] is bits.tile_ticket
+            for kernel in HOP_KERNELS[1:]:
+                (args,) = [args for name, args in launched if name == prefix + kernel]
+                assert dict(zip([p.name for p in signature(prefix + kernel)], args))["local_ids"] is bits.local_ids
             scratch.append((given["tile_status"], given["tile_ticket"]))
     assert scratch[0][0] is scratch[1][0] and scratch[0][1] is scratch[1][1]
     assert "rank_new_nodes" not in {k for op in operators().values() for k in op.kernels}
@@ -311,10 +314,13 @@ def test_a_hop_launches_five_kernels_in_order_with_the_scans_scratch_made_once(m
 
 @pytest.mark.parametrize("num_nodes, tiles", [(0, 1), (200, 1), (32 * 1024, 1), (32 * 1024 + 1, 2),
                                               (5_000_000, 153)])
-def test_new_node_bits_hold_a_zeroed_status_word_per_tile_and_a_ticket(num_nodes, tiles):
+def test_sampler_scratch_holds_a_zeroed_status_word_per_tile_a_ticket_and_a_local_id_per_node(num_nodes, tiles):
     """One int64 status word per RANK_WORDS bitmap words (at least one) and an int32 ticket, all zero: what
-    relabel_nodes expects at every launch (kernels/relabel_nodes.cu resets them after each)."""
-    bits = sampling.NewNodeBits.for_graph(num_nodes, "cpu")
+    relabel_nodes expects at every launch (kernels/relabel_nodes.cu resets them after each); an int32 local
+    id per node, -1 until a hop writes it."""
+    bits = sampling.SamplerScratch.for_graph(num_nodes, "cpu")
+    assert bits.local_ids.dtype == torch.int32 and bits.local_ids.numel() == num_nodes
+    assert bool((bits.local_ids == -1).all())
     assert bits.bits.dtype == torch.int32 and bits.bits.numel() == -(-num_nodes // 32)
     assert bits.tile_status.dtype == torch.int64 and bits.tile_status.numel() == tiles
     assert bits.tile_ticket.dtype == torch.int32 and bits.tile_ticket.tolist() == [0]

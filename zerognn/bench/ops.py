@@ -39,7 +39,7 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
     dev = ds.graph.device
     seeds = batch_seeds(epoch_permutation(ds.train_idx, seed, 0), 0, batch_size)
     overflow = sampling.new_overflow(dev)
-    new_bits = sampling.NewNodeBits.for_graph(ds.num_nodes, dev)
+    scratch = sampling.SamplerScratch.for_graph(ds.num_nodes, dev)
     results: list[OpTiming] = []
     frontier, n = seeds, seeds.numel()
     n_dev = torch.tensor([n], dtype=torch.int32, device=dev)
@@ -55,17 +55,16 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
 
         def dedupe_and_relabel(next_capacity):
             keys = torch.full((size,), -1, dtype=torch.int64, device=dev)
-            values = torch.empty(size, dtype=torch.int32, device=dev)
-            new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, values, new_bits, overflow)
-            return new_count, sampling.relabel(frontier, n_dev, new_bits, new_count, nbr, counts, f, keys, values,
-                                               next_capacity, overflow)
+            new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, scratch, overflow)
+            return new_count, sampling.relabel(frontier, n_dev, scratch, new_count, nbr, counts, f, next_capacity,
+                                               overflow)
 
         # Timed together: relabel clears the bitmap that dedupe fills, so neither repeats alone.
         fresh = int(dedupe_and_relabel(n * (f + 1))[0])
         results.append(OpTiming(f"dedupe + relabel hop {hop + 1} (+{fresh:,} new)", micro_time_us(
             lambda: dedupe_and_relabel(n + fresh), warmup, repeats),
-            n * 8 + edges * 8 + n * 4 + size * 12 + fresh * 8 + (n + fresh) * 16 + edges * (8 + 4)
-            + 2 * new_bits.bits.numel() * 4))
+            n * 8 + edges * 8 + n * 4 + size * 8 + fresh * 8 + (n + fresh) * (16 + 4) + edges * (8 + 4 + 4)
+            + 2 * scratch.bits.numel() * 4))  # the table's keys; local ids written per node, read per edge
         _, out = dedupe_and_relabel(n + fresh)
         blocks.append((EllBlock(n, n + fresh, f, out[2], counts, n_dev, overflow), edges))
         frontier, n, n_dev = out[0], n + fresh, out[1]

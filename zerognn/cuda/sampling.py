@@ -40,27 +40,33 @@ def table_size(entries: int) -> int:
 
 
 @dataclass
-class NewNodeBits:
-    """One bit per graph node, set by dedupe for the hop's new nodes and read back in id order, with the
-    scratch of relabel_nodes' single-pass scan over it (a status word per tile of RANK_WORDS words and the
-    ticket counter that hands tiles out; kernels/relabel_nodes.cu).
+class SamplerScratch:
+    """What the hop kernels keep per graph node, allocated once per graph and device (``for_graph``):
 
-    Allocated zeroed once per graph and device (``for_graph``); all of it is zero again between hops:
-    relabel_nodes clears every word it reads, and the block that draws a launch's last ticket resets the
-    statuses and the ticket, so back-to-back launches and CUDA Graph replays need nothing from the host.
+    * the new-node bitmap, one bit per node, set by dedupe for the hop's new nodes and read back in id order,
+      with the scratch of relabel_nodes' single-pass scan over it (a status word per tile of RANK_WORDS words
+      and the ticket counter that hands tiles out; kernels/relabel_nodes.cu). Zeroed at allocation and zero
+      again between hops: relabel_nodes clears every word it reads, and the block that draws a launch's last
+      ticket resets the statuses and the ticket, so back-to-back launches and CUDA Graph replays need
+      nothing from the host;
+    * each node's local id in the hop's next frontier, written by dedupe_frontier (the frontier's nodes) and
+      relabel_nodes (the new ones) and read by relabel_neighbors for the sampled neighbours, which are all one
+      or the other: never cleared (kernels/dedupe_nodes.cu).
     """
 
     bits: torch.Tensor         # int32 [ceil(num_nodes / 32)]
     tile_status: torch.Tensor  # int64 [one per RANK_WORDS words]: flag << 32 | count, zero between hops
     tile_ticket: torch.Tensor  # int32 [1]: the next tile to take, zero between hops
+    local_ids: torch.Tensor    # int32 [num_nodes]: a node's position in the next frontier, or -1
 
     @classmethod
-    def for_graph(cls, num_nodes: int, device) -> NewNodeBits:
+    def for_graph(cls, num_nodes: int, device) -> SamplerScratch:
         words = -(-int(num_nodes) // 32)
         tiles = max(1, -(-words // RANK_WORDS))
         return cls(torch.zeros(words, dtype=torch.int32, device=device),
                    torch.zeros(tiles, dtype=torch.int64, device=device),
-                   torch.zeros(1, dtype=torch.int32, device=device))
+                   torch.zeros(1, dtype=torch.int32, device=device),
+                   torch.full((int(num_nodes),), -1, dtype=torch.int32, device=device))
 
     @property
     def words(self) -> np.int64:
@@ -94,23 +100,23 @@ def sample(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, ca
 
 
 def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, counts: torch.Tensor, fanout: int,
-           table_keys: torch.Tensor, table_values: torch.Tensor, new_bits: NewNodeBits, overflow: torch.Tensor,
+           table_keys: torch.Tensor, scratch: SamplerScratch, overflow: torch.Tensor,
            grid: int | None = None) -> torch.Tensor:
-    """Insert frontier and neighbours into the node table, mark new nodes; return their count.
+    """Insert frontier and neighbours into the node table, mark new nodes; return their count. The
+    frontier's nodes get their local ids (``scratch.local_ids``).
 
     The table's keys must all be -1 (empty): cleared by ``sample(..., table_keys=...)`` or filled."""
     mask = np.int64(table_keys.numel() - 1)
     new_count = torch.empty(1, dtype=torch.int32, device=frontier.device)  # zeroed by dedupe_frontier
-    launch("dedupe_frontier", grid or grid_for(frontier.numel()), frontier, n_frontier, table_keys, table_values,
-           mask, new_count, overflow)
+    launch("dedupe_frontier", grid or grid_for(frontier.numel()), frontier, n_frontier, table_keys, mask,
+           scratch.local_ids, new_count, overflow)
     launch("dedupe_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
-           table_keys, mask, new_bits.bits, new_count, overflow)
+           table_keys, mask, scratch.bits, scratch.local_ids, new_count, overflow)
     return new_count
 
 
-def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, new_bits: NewNodeBits, new_count: torch.Tensor,
-            nbr: torch.Tensor, counts: torch.Tensor, fanout: int, table_keys: torch.Tensor,
-            table_values: torch.Tensor, next_capacity: int, overflow: torch.Tensor,
+def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, scratch: SamplerScratch, new_count: torch.Tensor,
+            nbr: torch.Tensor, counts: torch.Tensor, fanout: int, next_capacity: int, overflow: torch.Tensor,
             grid: int | None = None, next_count: torch.Tensor | None = None,
             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The next frontier (frontier + new nodes in id order), its live size, and neighbours' local ids.
@@ -118,17 +124,16 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, new_bits: NewNodeB
     ``next_count`` (int32 [1]) receives the live size when given, e.g. a slot of a per-hop size log.
     """
     device = frontier.device
-    mask = np.int64(table_keys.numel() - 1)
     next_frontier = torch.empty(next_capacity, dtype=torch.int64, device=device)
     if next_count is None:
         next_count = torch.empty(1, dtype=torch.int32, device=device)
     nbr_local = torch.empty(nbr.numel(), dtype=torch.int32, device=device)
-    tiles = new_bits.tile_status.numel()
+    tiles = scratch.tile_status.numel()
     launch("relabel_nodes", grid or grid_for(max(tiles * THREADS, next_capacity)), frontier, n_frontier,
-           new_bits.bits, new_bits.words, new_bits.tile_status, new_bits.tile_ticket, new_count, table_keys,
-           table_values, mask, next_frontier, next_count, np.int32(next_capacity), overflow)
+           scratch.bits, scratch.words, scratch.tile_status, scratch.tile_ticket, new_count, scratch.local_ids,
+           next_frontier, next_count, np.int32(next_capacity), overflow)
     launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
-           table_keys, table_values, mask, nbr_local)
+           scratch.local_ids, nbr_local)
     return next_frontier, next_count, nbr_local
 
 
@@ -142,9 +147,8 @@ class HopDraft:
     nbr: torch.Tensor
     counts: torch.Tensor
     table_keys: torch.Tensor
-    table_values: torch.Tensor
     new_count: torch.Tensor     # int32 [1]
-    new_bits: NewNodeBits
+    scratch: SamplerScratch
 
     @property
     def capacity(self) -> int:
@@ -152,30 +156,28 @@ class HopDraft:
 
 
 def sample_and_dedupe(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
-                      hop_key: torch.Tensor, overflow: torch.Tensor, new_bits: NewNodeBits) -> HopDraft:
+                      hop_key: torch.Tensor, overflow: torch.Tensor, scratch: SamplerScratch) -> HopDraft:
     """Sample one hop of ``frontier`` and put frontier and neighbours into a fresh node table."""
     capacity = frontier.numel()
     # The keys are cleared by sample_neighbors (no fill kernel), which runs before dedupe on this stream.
     table_keys = torch.empty(table_size(capacity * (fanout + 1)), dtype=torch.int64, device=frontier.device)
     nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow, table_keys=table_keys)
-    # Values need no clearing: every key inserted gets its value written (dedupe_frontier, relabel_nodes).
-    table_values = torch.empty_like(table_keys, dtype=torch.int32)
-    new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, table_values, new_bits, overflow)
-    return HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, table_values, new_count, new_bits)
+    new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, scratch, overflow)
+    return HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, new_count, scratch)
 
 
 def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int,
                next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
     """Relabel: (next frontier, its live size, the hop's block), over ``next_capacity`` frontier slots."""
-    next_frontier, next_live, nbr_local = relabel(draft.frontier, draft.n_frontier, draft.new_bits, draft.new_count,
-                                                  draft.nbr, draft.counts, draft.fanout, draft.table_keys,
-                                                  draft.table_values, next_capacity, overflow, next_count=next_count)
+    next_frontier, next_live, nbr_local = relabel(draft.frontier, draft.n_frontier, draft.scratch, draft.new_count,
+                                                  draft.nbr, draft.counts, draft.fanout, next_capacity, overflow,
+                                                  next_count=next_count)
     block = EllBlock(draft.capacity, next_capacity, draft.fanout, nbr_local, draft.counts, draft.n_frontier, overflow)
     return next_frontier, next_live, block
 
 
 def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
-                   hop_key: torch.Tensor, overflow: torch.Tensor, new_bits: NewNodeBits,
+                   hop_key: torch.Tensor, overflow: torch.Tensor, scratch: SamplerScratch,
                    next_capacity: int | None = None, next_count: torch.Tensor | None = None,
                    ) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
     """One hop: sample, dedupe and relabel; returns (next frontier, its live size, the hop's block).
@@ -185,7 +187,7 @@ def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Te
     sizes the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves
     the device and a live size above a capacity raises ``overflow`` — fixed-launch control.
     """
-    draft = sample_and_dedupe(graph, frontier, n_frontier, fanout, hop_key, overflow, new_bits)
+    draft = sample_and_dedupe(graph, frontier, n_frontier, fanout, hop_key, overflow, scratch)
     if next_capacity is None:
         next_capacity = frontier.numel() + int(draft.new_count.item())  # the host-mediated metadata read
     return finish_hop(draft, overflow, next_capacity, next_count)

@@ -73,7 +73,7 @@ class StepGraph:
         sampling.check_graph(ctx.dataset.graph)
         self.ctx, self.envelope, self.keep_graph = ctx, envelope, keep_graph
         hops = len(ctx.fanouts)
-        self._new_bits = sampling.NewNodeBits.for_graph(ctx.dataset.num_nodes, ctx.device)
+        self._scratch = sampling.SamplerScratch.for_graph(ctx.dataset.num_nodes, ctx.device)
         # Warm-up and every capture run on this one stream (``stream`` if given: one that set-up work already
         # ran GEMMs on): cuBLAS keeps a workspace per (thread, stream), so a stream per pass would hold
         # another pair of them for the rest of the run.
@@ -104,7 +104,7 @@ class StepGraph:
             for hop, fanout in enumerate(ctx.fanouts):
                 frontier, n_live, block = sampling.sample_hop_ell(
                     ds.graph, frontier, n_live, fanout, control.hop_keys[hop:hop + 1], control.overflow[hop],
-                    self._new_bits, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
+                    self._scratch, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
                 frontiers.append(frontier)
                 blocks.append(block)
             # The captured buffers: after each replay they hold that step's sample (read by tests).

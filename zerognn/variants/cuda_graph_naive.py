@@ -29,12 +29,12 @@ from . import register
 from .base import phase
 from .host_mediated import HostMediated
 
-_DRAFT_TENSORS = 7  # HopDraft's tensors, in field order, without its fanout and bitmap
+_DRAFT_TENSORS = 6  # HopDraft's tensors, in field order, without its fanout and scratch
 
 
-def _draft(tensors: tuple[torch.Tensor, ...], fanout: int, new_bits: sampling.NewNodeBits) -> sampling.HopDraft:
-    frontier, n_frontier, nbr, counts, table_keys, table_values, new_count = tensors
-    return sampling.HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, table_values, new_count, new_bits)
+def _draft(tensors: tuple[torch.Tensor, ...], fanout: int, scratch: sampling.SamplerScratch) -> sampling.HopDraft:
+    frontier, n_frontier, nbr, counts, table_keys, new_count = tensors
+    return sampling.HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, new_count, scratch)
 
 
 def _tensors(draft: sampling.HopDraft) -> tuple[torch.Tensor, ...]:
@@ -87,17 +87,17 @@ class CudaGraphNaive(HostMediated):
     def _first_segment(self, seeds, n_seeds, keys):
         fanout = self.ctx.fanouts[0]
         return _tensors(sampling.sample_and_dedupe(self.ctx.dataset.graph, seeds, n_seeds, fanout, keys[0:1],
-                                                   self._overflow, self._new_bits))
+                                                   self._overflow, self._scratch))
 
     def _middle_segment(self, hop: int, fresh: int):
         fanouts = self.ctx.fanouts
 
         def segment(*tensors):
-            previous = _draft(tensors[:_DRAFT_TENSORS], fanouts[hop - 1], self._new_bits)
+            previous = _draft(tensors[:_DRAFT_TENSORS], fanouts[hop - 1], self._scratch)
             keys = tensors[_DRAFT_TENSORS]
             frontier, n_live, block = sampling.finish_hop(previous, self._overflow, previous.capacity + fresh)
             draft = sampling.sample_and_dedupe(self.ctx.dataset.graph, frontier, n_live, fanouts[hop],
-                                               keys[hop:hop + 1], self._overflow, self._new_bits)
+                                               keys[hop:hop + 1], self._overflow, self._scratch)
             return (block.nbr_local, block.counts, block.n_dst, *_tensors(draft))
 
         return segment
@@ -107,7 +107,7 @@ class CudaGraphNaive(HostMediated):
         fanouts = ctx.fanouts
 
         def segment(*tensors):
-            last = _draft(tensors[:_DRAFT_TENSORS], fanouts[-1], self._new_bits)
+            last = _draft(tensors[:_DRAFT_TENSORS], fanouts[-1], self._scratch)
             earlier = tensors[_DRAFT_TENSORS:-2]
             seeds, n_seeds = tensors[-2:]
             blocks = [EllBlock(sizes[h], sizes[h + 1], fanouts[h], *earlier[3 * h:3 * h + 3], self._overflow)

@@ -33,7 +33,7 @@ class HostMediated(Variant):
         sampling.check_graph(ds.graph)
         self._keys_host = torch.empty(len(self.ctx.fanouts), dtype=torch.int64, pin_memory=True)
         self._overflow = sampling.new_overflow(self.ctx.device)
-        self._new_bits = sampling.NewNodeBits.for_graph(ds.num_nodes, self.ctx.device)
+        self._scratch = sampling.SamplerScratch.for_graph(ds.num_nodes, self.ctx.device)
         self._batch = torch.full((1,), self.ctx.batch_size, dtype=torch.int32, device=self.ctx.device)
 
     def hop_keys(self, epoch: int, step: int) -> torch.Tensor:
@@ -51,7 +51,7 @@ class HostMediated(Variant):
         blocks = []
         for hop, fanout in enumerate(ctx.fanouts):
             frontier, n_dev, block = sampling.sample_hop_ell(graph, frontier, n_dev, fanout, keys[hop:hop + 1],
-                                                             self._overflow, self._new_bits)
+                                                             self._overflow, self._scratch)
             blocks.append(block)
         return frontier, n_dev, blocks
 
