@@ -118,10 +118,17 @@ def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, 
 def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, scratch: SamplerScratch, new_count: torch.Tensor,
             nbr: torch.Tensor, counts: torch.Tensor, fanout: int, next_capacity: int, overflow: torch.Tensor,
             grid: int | None = None, next_count: torch.Tensor | None = None,
-            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            neighbours_on: torch.cuda.Stream | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The next frontier (frontier + new nodes in id order), its live size, and neighbours' local ids.
 
     ``next_count`` (int32 [1]) receives the live size when given, e.g. a slot of a per-hop size log.
+
+    With ``neighbours_on`` (a stream), relabel_neighbors runs there, forked from the current stream after
+    relabel_nodes, and the caller joins that stream before anything reads the local ids it writes: in a
+    captured graph it is a branch beside the next hop, which needs only the next frontier. The next hop may
+    write ``scratch.local_ids`` meanwhile, but none that this one reads: a node keeps its position from hop to
+    hop (each frontier starts with the one before), and every neighbour sampled here is in the next frontier,
+    so the next hop's new nodes are not among them (a hop that overflowed is rolled back whatever it read).
     """
     device = frontier.device
     next_frontier = torch.empty(next_capacity, dtype=torch.int64, device=device)
@@ -132,8 +139,14 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, scratch: SamplerSc
     launch("relabel_nodes", grid or grid_for(max(tiles * THREADS, next_capacity)), frontier, n_frontier,
            scratch.bits, scratch.words, scratch.tile_status, scratch.tile_ticket, new_count, scratch.local_ids,
            next_frontier, next_count, np.int32(next_capacity), overflow)
-    launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
-           scratch.local_ids, nbr_local)
+    if neighbours_on is None:
+        launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
+               scratch.local_ids, nbr_local)
+    else:
+        neighbours_on.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(neighbours_on):
+            launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
+                   scratch.local_ids, nbr_local)
     return next_frontier, next_count, nbr_local
 
 
@@ -167,11 +180,13 @@ def sample_and_dedupe(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch
 
 
 def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int,
-               next_count: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
-    """Relabel: (next frontier, its live size, the hop's block), over ``next_capacity`` frontier slots."""
+               next_count: torch.Tensor | None = None, neighbours_on: torch.cuda.Stream | None = None,
+               ) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+    """Relabel: (next frontier, its live size, the hop's block), over ``next_capacity`` frontier slots
+    (``neighbours_on``: ``relabel``'s)."""
     next_frontier, next_live, nbr_local = relabel(draft.frontier, draft.n_frontier, draft.scratch, draft.new_count,
                                                   draft.nbr, draft.counts, draft.fanout, next_capacity, overflow,
-                                                  next_count=next_count)
+                                                  next_count=next_count, neighbours_on=neighbours_on)
     block = EllBlock(draft.capacity, next_capacity, draft.fanout, nbr_local, draft.counts, draft.n_frontier, overflow)
     return next_frontier, next_live, block
 
@@ -179,15 +194,16 @@ def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int,
 def sample_hop_ell(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
                    hop_key: torch.Tensor, overflow: torch.Tensor, scratch: SamplerScratch,
                    next_capacity: int | None = None, next_count: torch.Tensor | None = None,
-                   ) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
+                   neighbours_on: torch.cuda.Stream | None = None) -> tuple[torch.Tensor, torch.Tensor, EllBlock]:
     """One hop: sample, dedupe and relabel; returns (next frontier, its live size, the hop's block).
 
     ``frontier`` holds as many slots as it has elements, of which ``n_frontier`` (device) are live.
     With ``next_capacity=None`` the host reads the number of new nodes back (one synchronisation) and
     sizes the next frontier exactly — host-mediated control. With a ``next_capacity`` nothing leaves
     the device and a live size above a capacity raises ``overflow`` — fixed-launch control.
+    ``neighbours_on``: see ``relabel``.
     """
     draft = sample_and_dedupe(graph, frontier, n_frontier, fanout, hop_key, overflow, scratch)
     if next_capacity is None:
         next_capacity = frontier.numel() + int(draft.new_count.item())  # the host-mediated metadata read
-    return finish_hop(draft, overflow, next_capacity, next_count)
+    return finish_hop(draft, overflow, next_capacity, next_count, neighbours_on)

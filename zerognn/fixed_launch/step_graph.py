@@ -78,6 +78,9 @@ class StepGraph:
         # ran GEMMs on): cuBLAS keeps a workspace per (thread, stream), so a stream per pass would hold
         # another pair of them for the rest of the run.
         self.stream = stream if stream is not None else torch.cuda.Stream(ctx.device)
+        # A branch of the captured graph: each hop but the last maps its neighbours to local ids there, beside
+        # the next hop (zerognn.cuda.sampling.relabel); no GEMM runs on it, so it holds no cuBLAS workspace.
+        self._side = torch.cuda.Stream(ctx.device)
         self._flat = flatten_training_state(ctx.model, ctx.optimizer)
         self._snapshot = torch.empty_like(self._flat)
         self.control = StepControl(ctx.device, ctx.dataset.train_idx.numel(), ctx.steps_per_epoch, ctx.batch_size,
@@ -102,11 +105,14 @@ class StepGraph:
             frontier, n_live = control.seeds, control.live[0:1]
             frontiers, blocks = [frontier], []
             for hop, fanout in enumerate(ctx.fanouts):
+                last = hop == len(ctx.fanouts) - 1  # its local ids are the first layer's: no branch
                 frontier, n_live, block = sampling.sample_hop_ell(
                     ds.graph, frontier, n_live, fanout, control.hop_keys[hop:hop + 1], control.overflow[hop],
-                    self._scratch, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2])
+                    self._scratch, envelope.frontier_capacity[hop + 1], next_count=control.live[hop + 1:hop + 2],
+                    neighbours_on=None if last else self._side)
                 frontiers.append(frontier)
                 blocks.append(block)
+            torch.cuda.current_stream().wait_stream(self._side)  # the branch joins before any layer runs
             # The captured buffers: after each replay they hold that step's sample (read by tests).
             self.sampled: tuple[list[torch.Tensor], list[EllBlock]] = (frontiers, blocks)
         with phase("gather"):
