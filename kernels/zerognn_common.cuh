@@ -1,5 +1,5 @@
 // Shared device helpers for every ZeroGNN operator: the counter-based RNG (bit-identical to
-// zerognn/rng.py), grid-stride loops, the overflow record, and the open-addressing node table.
+// zerognn/rng.py), grid-stride loops, the overflow record, and the open-addressing node table (a set of ids).
 //
 // Conventions every kernel follows:
 //  * live element counts are read from device memory (const int* n), never passed by value, so one
@@ -49,8 +49,6 @@ __device__ __forceinline__ void zg_raise_overflow(i64* overflow, i64 needed) {
     atomicMax(&overflow[1], needed);
 }
 
-// Open addressing with linear probing; `mask` = table size - 1 (a power of two). Keys are node ids
-// (>= 0); ZG_EMPTY marks a free slot. Returns the slot holding `key` and whether this call inserted it.
 // The live count a kernel may touch: min(live, capacity); a live count above the capacity of the
 // buffer being written raises the overflow record (once, from thread 0 of block 0).
 __device__ __forceinline__ i64 zg_clamp_live(i64 live, i64 capacity, i64* overflow) {
@@ -215,6 +213,9 @@ __device__ __forceinline__ float4 zg_transposed_sum4(float4 acc, const float4* g
     return acc;
 }
 
+// The node table, a set of node ids: open addressing with linear probing; `mask` = table size - 1 (a power
+// of two). Keys are node ids (>= 0); ZG_EMPTY marks a free slot. Returns the slot holding `key` and whether
+// this call inserted it.
 __device__ __forceinline__ i64 zg_table_insert(i64* keys, i64 mask, i64 key, bool* inserted) {
     i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
     for (i64 probe = 0; probe <= mask; ++probe) {
@@ -225,17 +226,6 @@ __device__ __forceinline__ i64 zg_table_insert(i64* keys, i64 mask, i64 key, boo
     }
     *inserted = false;
     return -1;  // table full: callers size it at twice the entries, so this signals a sizing bug
-}
-
-__device__ __forceinline__ i64 zg_table_find(const i64* keys, i64 mask, i64 key) {
-    i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
-    for (i64 probe = 0; probe <= mask; ++probe) {
-        i64 k = keys[slot];
-        if (k == key) return slot;
-        if (k == ZG_EMPTY) return -1;
-        slot = (slot + 1) & mask;
-    }
-    return -1;
 }
 
 // Exclusive prefix sum across the block of one int per thread; *total receives the block's sum. Every
