@@ -147,6 +147,8 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, scratch: SamplerSc
         with torch.cuda.stream(neighbours_on):
             launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
                    scratch.local_ids, nbr_local)
+        for t in (nbr, counts, n_frontier, nbr_local):  # the caller may drop nbr before the branch has read it:
+            t.record_stream(neighbours_on)  # the allocator must not hand its block to the next hop meanwhile
     return next_frontier, next_count, nbr_local
 
 
