@@ -22,40 +22,35 @@ __device__ __forceinline__ i64 zg_min(i64 a, i64 b) { return a < b ? a : b; }
 
 #define ZG_TAIL(kernel, items, threads) kernel<<<zg_exact_grid((items), (threads)), (threads), 0, cudaStreamTailLaunch>>>
 
-// The grid covers the live frontier; the child's clearing of the node table (table_keys, when given) is
-// grid-stride, and zg_exact_grid launches at least one block, so a hop with no live node still clears it.
+// The grid covers the live frontier; zg_exact_grid launches at least one block, so a hop with no live node
+// still has block 0 zero its new-node count.
 extern "C" __global__ void dl_sample_neighbors(
     const i64* rowptr, const int* col, const i64* frontier, const int* n_frontier, int capacity, int fanout,
-    const u64* hop_key, i64* nbr, int* counts, i64* table_keys, i64 table_size, i64* overflow, int threads) {
+    const u64* hop_key, i64* nbr, int* counts, unsigned* seen_bits, int* local_ids, int* new_count, i64* overflow,
+    int threads) {
     ZG_TAIL(sample_neighbors, zg_min(*n_frontier, capacity) * zg_sample_lanes(fanout), threads)(
-        rowptr, col, frontier, n_frontier, capacity, fanout, hop_key, nbr, counts, table_keys, table_size, overflow);
-}
-
-extern "C" __global__ void dl_dedupe_frontier(
-    const i64* frontier, const int* n_frontier, i64* keys, i64 table_mask, int* local_ids, int* new_count,
-    i64* overflow, int threads) {
-    ZG_TAIL(dedupe_frontier, *n_frontier, threads)(frontier, n_frontier, keys, table_mask, local_ids, new_count,
-                                                   overflow);
+        rowptr, col, frontier, n_frontier, capacity, fanout, hop_key, nbr, counts, seen_bits, local_ids, new_count,
+        overflow);
 }
 
 extern "C" __global__ void dl_dedupe_neighbors(
-    const i64* nbr, const int* counts, const int* n_frontier, int fanout, i64* keys, i64 table_mask,
-    unsigned* new_bits, int* local_ids, int* new_count, i64* overflow, int threads) {
+    const i64* nbr, const int* counts, const int* n_frontier, int fanout, const unsigned* seen_bits,
+    unsigned* new_bits, int* new_count, int threads) {
     ZG_TAIL(dedupe_neighbors, (i64)(*n_frontier) * fanout, threads)(
-        nbr, counts, n_frontier, fanout, keys, table_mask, new_bits, local_ids, new_count, overflow);
+        nbr, counts, n_frontier, fanout, seen_bits, new_bits, new_count);
 }
 
 // The bitmap's size is the graph's, not a live count: one block per tile of bitmap words (or per THREADS
 // frontier slots to copy, if more), as the host would; relabel_nodes ranks every tile under any grid.
 extern "C" __global__ void dl_relabel_nodes(
-    const i64* frontier, const int* n_frontier, unsigned* new_bits, i64 words, u64* tile_status,
-    unsigned* tile_ticket, const int* new_count, int* local_ids, i64* next_frontier, int* next_count,
-    int next_capacity, i64* overflow, int threads) {
+    const i64* frontier, const int* n_frontier, unsigned* new_bits, unsigned* seen_bits, i64 words,
+    u64* tile_status, unsigned* tile_ticket, const int* new_count, int* local_ids, i64* next_frontier,
+    int* next_count, int next_capacity, i64* overflow, int threads) {
     const i64 tiles = (words + ZG_RANK_WORDS - 1) / ZG_RANK_WORDS;
     const i64 copy_blocks = (zg_min(*n_frontier, next_capacity) + threads - 1) / threads;
     ZG_TAIL(relabel_nodes, (tiles > copy_blocks ? tiles : copy_blocks) * threads, threads)(
-        frontier, n_frontier, new_bits, words, tile_status, tile_ticket, new_count, local_ids, next_frontier,
-        next_count, next_capacity, overflow);
+        frontier, n_frontier, new_bits, seen_bits, words, tile_status, tile_ticket, new_count, local_ids,
+        next_frontier, next_count, next_capacity, overflow);
 }
 
 extern "C" __global__ void dl_relabel_neighbors(

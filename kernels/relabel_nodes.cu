@@ -1,11 +1,15 @@
 // Per-hop relabel: the next frontier is the frontier followed by the new nodes in ascending id order.
 // relabel_nodes copies the frontier, ranks the new nodes straight from the new-node bitmap (one bit per
 // graph node, set by dedupe_neighbors), writes each new node at its position, records the position as the
-// node's local id (`local_ids`, one int per graph node: a plain store, where a node table would take a
-// probe) and clears the bitmap for the next hop; relabel_neighbors then maps every sampled neighbour to its
-// local id with one load (dedupe_frontier wrote the frontier's: kernels/dedupe_nodes.cu). New nodes past
-// next_capacity are not written (the overflow record is raised with the size the next frontier needed)
-// and get local id -1, so no later kernel reads past a buffer.
+// node's local id (`local_ids`, one int per graph node: a plain store) and clears the bitmap for the next
+// hop; relabel_neighbors then maps every sampled neighbour to its local id with one load (sample_neighbors
+// wrote the frontier's). New nodes past next_capacity are not written (the overflow record is raised with
+// the size the next frontier needed) and get local id -1, so no later kernel reads past a buffer.
+// relabel_nodes also clears the frontier's bitmap (`seen_bits`, set by sample_neighbors): every word of
+// both bitmaps is zero when the hop ends.
+//
+// `local_ids` is never cleared: relabel_neighbors reads it only for the hop's sampled neighbours, and each
+// of those is a frontier node or a new node of the hop, whose entries this hop wrote.
 //
 // The ranking is a single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back", 2016; what CUB's DeviceScan does). The bitmap is cut into tiles of
@@ -38,7 +42,7 @@
 // drawer's block resets: it sets every status word to ZG_TILE_NONE and the ticket to 0, and no look-back of
 // this launch can read a reset word. The next launch follows in stream order (a kernel boundary, also for
 // a graph replay or a tail-launched child) and finds them clean. Launches that share this scratch must not
-// overlap: every hop's follow each other on one stream. NewNodeBits (zerognn/cuda/sampling.py) allocates
+// overlap: every hop's follow each other on one stream. SamplerScratch (zerognn/cuda/sampling.py) allocates
 // both zeroed once per graph.
 #include "zerognn_common.cuh"
 
@@ -70,9 +74,10 @@ __device__ __forceinline__ int zg_look_back(const u64* tile_status, i64 tile) {
 }
 
 extern "C" __global__ void relabel_nodes(
-    const i64* __restrict__ frontier, const int* __restrict__ n_frontier, unsigned* new_bits, i64 words,
-    u64* tile_status, unsigned* tile_ticket, const int* __restrict__ new_count, int* __restrict__ local_ids,
-    i64* __restrict__ next_frontier, int* next_count, int next_capacity, i64* overflow) {
+    const i64* __restrict__ frontier, const int* __restrict__ n_frontier, unsigned* new_bits,
+    unsigned* __restrict__ seen_bits, i64 words, u64* tile_status, unsigned* tile_ticket,
+    const int* __restrict__ new_count, int* __restrict__ local_ids, i64* __restrict__ next_frontier,
+    int* next_count, int next_capacity, i64* overflow) {
     const i64 n = *n_frontier;
     const i64 needed = n + *new_count;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -121,6 +126,7 @@ extern "C" __global__ void relabel_nodes(
         __syncthreads();
         i64 position = n + before_tile + in_tile;
         for (i64 w = lo; w < hi; ++w) {
+            seen_bits[w] = 0u;
             unsigned word = new_bits[w];
             if (word == 0u) continue;
             new_bits[w] = 0u;

@@ -2,11 +2,12 @@
 // Output is ELL: frontier position p owns slots [p*fanout, p*fanout + counts[p]) of `nbr`; slots past
 // counts[p] are left untouched. Degrees <= fanout keep every neighbour in CSR order, larger ones take
 // Floyd's fanout distinct positions keyed by combine(hop_key, node id).
-// Side job: with a non-null `table_keys` the kernel also clears the hop's node table (table_size int64
-// keys set to ZG_EMPTY) for dedupe_nodes, which runs after it on the same stream, so no separate fill
-// kernel runs per hop. The clearing is a grid-stride loop of its own, so any grid >= 1 clears the whole
-// table, whatever the live count (0 included); the sampling loop, its draws and its output are as without
-// it. A null `table_keys` (a caller that builds no table) clears nothing.
+// Side job, in a hop (non-null `seen_bits`, `local_ids` and `new_count`): each live frontier node sets its
+// bit in `seen_bits` (one bit per graph node: the frontier, which dedupe_neighbors skips) and writes its
+// position as its local id, and block 0 zeroes the hop's new-node count; a grid >= 1 always has block 0,
+// so the count is zeroed whatever the live count (0 included). The draws and the output are as without it.
+// relabel_nodes clears the frontier's bits at the end of the hop (kernels/relabel_nodes.cu). A plain sample
+// (null pointers) does neither.
 //
 // A group of lanes samples each node (zg_sample_lanes: the fanout rounded up to a power of two, at most a
 // warp; slot i is lane i % lanes' in round i / lanes): Floyd's draws are independent of each other, so every
@@ -20,10 +21,10 @@
 extern "C" __global__ void sample_neighbors(
     const i64* __restrict__ rowptr, const int* __restrict__ col, const i64* __restrict__ frontier,
     const int* __restrict__ n_frontier, int capacity, int fanout, const u64* __restrict__ hop_key,
-    i64* __restrict__ nbr, int* __restrict__ counts, i64* __restrict__ table_keys, i64 table_size, i64* overflow) {
-    if (table_keys != nullptr) {
-        ZG_GRID_STRIDE(i, table_size) { table_keys[i] = ZG_EMPTY; }
-    }
+    i64* __restrict__ nbr, int* __restrict__ counts, unsigned* seen_bits, int* __restrict__ local_ids,
+    int* new_count, i64* overflow) {
+    const bool hop = seen_bits != nullptr;
+    if (hop && blockIdx.x == 0 && threadIdx.x == 0) *new_count = 0;
     const i64 n = *n_frontier;
     if (n > capacity) {
         if (blockIdx.x == 0 && threadIdx.x == 0) zg_raise_overflow(overflow, n);
@@ -37,6 +38,10 @@ extern "C" __global__ void sample_neighbors(
     const i64 stride = (i64)gridDim.x * blockDim.x / lanes;
     for (i64 p = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / lanes; p < live; p += stride) {
         const i64 v = frontier[p];
+        if (hop && lane == 0) {
+            atomicOr(&seen_bits[v >> 5], 1u << (v & 31));
+            local_ids[v] = (int)p;
+        }
         const i64 start = rowptr[v];
         const i64 degree = rowptr[v + 1] - start;
         i64* out = nbr + p * fanout;

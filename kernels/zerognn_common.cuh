@@ -1,5 +1,5 @@
 // Shared device helpers for every ZeroGNN operator: the counter-based RNG (bit-identical to
-// zerognn/rng.py), grid-stride loops, the overflow record, and the open-addressing node table (a set of ids).
+// zerognn/rng.py), grid-stride loops and the overflow record.
 //
 // Conventions every kernel follows:
 //  * live element counts are read from device memory (const int* n), never passed by value, so one
@@ -15,7 +15,6 @@ typedef long long i64;
 #define ZG_GOLDEN 0x9E3779B97F4A7C15ull
 #define ZG_MUL1 0xBF58476D1CE4E5B9ull
 #define ZG_MUL2 0x94D049BB133111EBull
-#define ZG_EMPTY (-1ll)
 #define ZG_MAX_FANOUT 64
 #define ZG_RANK_WORDS 1024  // bitmap words per tile of relabel_nodes' scan (RANK_WORDS in zerognn/cuda/sampling.py)
 
@@ -211,21 +210,6 @@ __device__ __forceinline__ float4 zg_transposed_sum4(float4 acc, const float4* g
         acc = zg_add4(acc, zg_div4(g[(i64)p * stride + c], (float)(counts[p] + extra)));
     }
     return acc;
-}
-
-// The node table, a set of node ids: open addressing with linear probing; `mask` = table size - 1 (a power
-// of two). Keys are node ids (>= 0); ZG_EMPTY marks a free slot. Returns the slot holding `key` and whether
-// this call inserted it.
-__device__ __forceinline__ i64 zg_table_insert(i64* keys, i64 mask, i64 key, bool* inserted) {
-    i64 slot = (i64)(zg_mix64((u64)key) & (u64)mask);
-    for (i64 probe = 0; probe <= mask; ++probe) {
-        i64 prev = (i64)atomicCAS((u64*)&keys[slot], (u64)ZG_EMPTY, (u64)key);
-        if (prev == ZG_EMPTY) { *inserted = true; return slot; }
-        if (prev == key) { *inserted = false; return slot; }
-        slot = (slot + 1) & mask;
-    }
-    *inserted = false;
-    return -1;  // table full: callers size it at twice the entries, so this signals a sizing bug
 }
 
 // Exclusive prefix sum across the block of one int per thread; *total receives the block's sum. Every

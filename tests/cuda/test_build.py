@@ -6,7 +6,7 @@ from zerognn.cuda.build import build_all, compile_operator, kernel_operator, ope
 from zerognn.errors import ZeroGNNError
 
 EXPECTED_KERNELS = {
-    "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors",
+    "sample_neighbors", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors",
     "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward", "gcn_aggregate_forward",
     "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward", "step_begin", "step_end",
     "loop_begin", "loop_continue", "ell_transpose_count", "ell_transpose_place", "ell_transpose_order",

@@ -51,13 +51,14 @@ def run_pipeline(g, seeds, fanouts, seed, epoch, step):
     frontier, n, n_dev = seeds, seeds.numel(), live(seeds.numel())
     frontiers, blocks = [frontier], []
     for hop, f in enumerate(fanouts):
-        nbr, counts = sampling.sample(g, frontier, n_dev, n, f, key_tensor(seed, epoch, step, hop), overflow)
-        keys = torch.full((sampling.table_size(n * (f + 1)),), -1, dtype=torch.int64, device=DEV)
-        new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, scratch, overflow)
+        new_count = torch.empty(1, dtype=torch.int32, device=DEV)
+        nbr, counts = sampling.sample(g, frontier, n_dev, n, f, key_tensor(seed, epoch, step, hop), overflow,
+                                      scratch=scratch, new_count=new_count)
+        sampling.dedupe(n_dev, nbr, counts, f, scratch, new_count)
         fresh = int(new_count)
         frontier, next_dev, local = sampling.relabel(frontier, n_dev, scratch, new_count, nbr, counts, f, n + fresh,
                                                      overflow)
-        assert not scratch.bits.any(), "relabel must leave the bitmap clear for the next hop"
+        assert not scratch.bits.any() and not scratch.seen.any(), "relabel must leave both bitmaps clear"
         assert int(next_dev) == n + fresh
         blocks.append(EllBlock(n, n + fresh, f, local, counts, n_dev, overflow))
         frontiers.append(frontier)
@@ -163,14 +164,24 @@ def test_overflow_is_flagged_not_written():
     # size; they get no local id, so no aggregation reads past the frontier
     overflow = sampling.new_overflow(DEV)
     scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
-    keys = torch.full((sampling.table_size(600 * 6),), -1, dtype=torch.int64, device=DEV)
-    new_count = sampling.dedupe(frontier[:600], live(600), nbr, counts, 5, keys, scratch, overflow)
+    new_count = torch.empty(1, dtype=torch.int32, device=DEV)
+    nbr, counts = sampling.sample(g, frontier[:600], live(600), 600, 5, key_tensor(0, 0, 0, 0), overflow,
+                                  scratch=scratch, new_count=new_count)
+    sampling.dedupe(live(600), nbr, counts, 5, scratch, new_count)
     assert overflow.tolist() == [0, 0] and int(new_count) > 10
     next_frontier, next_count, local = sampling.relabel(frontier[:600], live(600), scratch, new_count, nbr, counts, 5,
                                                         610, overflow)
     assert overflow.tolist() == [1, 600 + int(new_count)] and int(next_count) == 610
     assert next_frontier.numel() == 610 and int(local.max()) < 610
-    assert not scratch.bits.any()
+    assert not scratch.bits.any() and not scratch.seen.any()
+
+
+def _bitmap(nodes: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """One bit per node of ``num_nodes`` (int32 words, bit i of word w is node 32 w + i), set for ``nodes``."""
+    words = torch.zeros(-(-num_nodes // 32), dtype=torch.int64)
+    for u in nodes.tolist():
+        words[u >> 5] |= 1 << (u & 31)
+    return torch.where(words >= 2**31, words - 2**32, words).to(torch.int32).to(nodes.device)
 
 
 @pytest.mark.parametrize("grid", [None, 1, 3])
@@ -187,12 +198,11 @@ def test_new_nodes_are_ranked_in_id_order_from_the_bitmap(num_nodes, grid):
     n_slots = live(pool.numel())
     overflow = sampling.new_overflow(DEV)
     scratch = sampling.SamplerScratch.for_graph(num_nodes, DEV)
-    keys = torch.full((sampling.table_size(pool.numel() + 7),), -1, dtype=torch.int64, device=DEV)
-    mask = np.int64(keys.numel() - 1)
-    new_count = torch.empty(1, dtype=torch.int32, device=DEV)
-    launch("dedupe_frontier", 1, frontier, live(7), keys, mask, scratch.local_ids, new_count, overflow)
-    launch("dedupe_neighbors", grid or 8, nbr.view(-1), counts, n_slots, np.int32(1), keys, mask, scratch.bits,
-           scratch.local_ids, new_count, overflow)
+    scratch.seen.copy_(_bitmap(frontier, num_nodes))  # the frontier marked, as sample_neighbors marks it
+    scratch.local_ids[frontier] = torch.arange(7, dtype=torch.int32, device=DEV)
+    new_count = torch.zeros(1, dtype=torch.int32, device=DEV)
+    launch("dedupe_neighbors", grid or 8, nbr.view(-1), counts, n_slots, np.int32(1), scratch.seen, scratch.bits,
+           new_count)
     expected_new = torch.sort(pool[~torch.isin(pool, frontier)]).values
     assert int(new_count) == expected_new.numel()
     next_frontier, next_count, local = sampling.relabel(frontier, live(7), scratch, new_count, nbr.view(-1), counts,
@@ -202,7 +212,8 @@ def test_new_nodes_are_ranked_in_id_order_from_the_bitmap(num_nodes, grid):
     assert torch.equal(scratch.local_ids[next_frontier], positions)  # every node of the next frontier, its place
     assert torch.equal(local[:7], scratch.local_ids[pool[:7]])  # the 7 frontier rows' neighbour slots: their ids
     assert int(next_count) == 7 + expected_new.numel() and overflow.tolist() == [0, 0]
-    assert not scratch.bits.any() and not scratch.tile_status.any() and int(scratch.tile_ticket) == 0
+    assert not scratch.bits.any() and not scratch.seen.any()
+    assert not scratch.tile_status.any() and int(scratch.tile_ticket) == 0
 
 
 def test_row_kernels_never_write_past_their_capacity():
@@ -246,10 +257,10 @@ def test_dropped_neighbours_are_skipped_not_dereferenced():
 
 
 class _FilledEmpty:
-    """``torch`` as zerognn.cuda.sampling sees it, except that its int64 ``empty`` buffers (the hop's node
-    table keys among them; also ``nbr`` and the next frontier, whose unwritten slots nothing reads) come
-    filled: with ``fill``, or for ``fill=None`` with what a reused allocation may hold — random bits,
-    and node ids and -1 and -2 in every other slot (stale keys a lookup would find)."""
+    """``torch`` as zerognn.cuda.sampling sees it, except that its integer ``empty`` buffers (the hop's
+    new-node count among them; also ``nbr``, ``counts``, the local ids and the next frontier, whose unwritten
+    slots nothing reads) come filled: with ``fill``, or for ``fill=None`` with what a reused allocation may
+    hold — random bits, and node ids and -1 and -2 in every other slot."""
 
     def __init__(self, fill: int | None, num_nodes: int):
         self.fill, self.num_nodes = fill, num_nodes
@@ -260,12 +271,13 @@ class _FilledEmpty:
 
     def empty(self, *size, dtype=None, device=None, **kwargs):
         out = torch.empty(*size, dtype=dtype, device=device, **kwargs)
-        if dtype != torch.int64:
+        if dtype not in (torch.int64, torch.int32):
             return out
         if self.fill is not None:
             return out.fill_(self.fill)
-        junk = torch.randint(-2**63, 2**63 - 1, (out.numel(),), generator=self.gen, dtype=torch.int64)
-        junk[::2] = torch.randint(-2, self.num_nodes, (junk[::2].numel(),), generator=self.gen, dtype=torch.int64)
+        info = torch.iinfo(dtype)
+        junk = torch.randint(info.min, info.max, (out.numel(),), generator=self.gen, dtype=dtype)
+        junk[::2] = torch.randint(-2, self.num_nodes, (junk[::2].numel(),), generator=self.gen, dtype=dtype)
         return out.copy_(junk.view(out.shape))
 
 
@@ -280,9 +292,9 @@ def _live_edges(block, n, dst_frontier, src_frontier):
 
 def _hops_with_prefilled_empties(monkeypatch, fill, g, frontier, n_live, fanouts, device_side):
     """sample_and_dedupe + finish_hop over ``fanouts`` from the first ``n_live`` of ``frontier``'s slots
-    (host-mediated next capacities), with sampling's int64 empties prefilled (``_FilledEmpty``); checks
-    every hop's node table after dedupe holds exactly the live frontier and its sampled neighbours, and
-    returns per hop (next live frontier, live counts, live rows' local ids, edges)."""
+    (host-mediated next capacities), with sampling's integer empties prefilled (``_FilledEmpty``); checks
+    that every hop's frontier bitmap after dedupe holds exactly the live frontier, and that both bitmaps are
+    clear after relabel, and returns per hop (next live frontier, live counts, live rows' local ids, edges)."""
     overflow = sampling.new_overflow(DEV)
     scratch = sampling.SamplerScratch.for_graph(g.num_nodes, DEV)
     n_dev, n, out = live(n_live), n_live, []
@@ -290,14 +302,14 @@ def _hops_with_prefilled_empties(monkeypatch, fill, g, frontier, n_live, fanouts
         m.setattr(sampling, "torch", _FilledEmpty(fill, g.num_nodes))
         for hop, f in enumerate(fanouts):
             draft = sampling.sample_and_dedupe(g, frontier, n_dev, f, key_tensor(7, 0, 3, hop), overflow, scratch)
-            keys = draft.table_keys
-            assert keys.numel() == sampling.table_size(frontier.numel() * (f + 1))
             mask = torch.arange(f, device=DEV).unsqueeze(0) < draft.counts[:n].unsqueeze(1)
-            inserted = torch.unique(torch.cat([frontier[:n], draft.nbr.view(-1, f)[:n][mask]]))
-            assert torch.equal(torch.sort(keys[keys != -1]).values, inserted), (
-                f"hop {hop}: the node table holds keys it was not given (left over from before the hop)")
+            assert torch.equal(_nodes_of(scratch.seen), torch.sort(frontier[:n]).values), (
+                f"hop {hop}: the frontier's bitmap holds other nodes than the live frontier")
+            fresh = torch.unique(draft.nbr.view(-1, f)[:n][mask])
+            assert torch.equal(_nodes_of(scratch.bits), fresh[~torch.isin(fresh, frontier[:n])]), hop
             next_frontier, next_dev, block = sampling.finish_hop(draft, overflow,
                                                                  frontier.numel() + int(draft.new_count))
+            assert not scratch.seen.any() and not scratch.bits.any(), f"hop {hop}: relabel left a bitmap set"
             n_next = int(next_dev)
             out.append((next_frontier[:n_next].clone(), draft.counts[:n].clone(),
                         block.nbr_local.view(-1, f)[:n][mask].clone(), _live_edges(block, n, frontier, next_frontier)))
@@ -306,14 +318,21 @@ def _hops_with_prefilled_empties(monkeypatch, fill, g, frontier, n_live, fanouts
     return out
 
 
+def _nodes_of(bitmap: torch.Tensor) -> torch.Tensor:
+    """The node ids whose bits are set in ``bitmap`` (int32 words, bit i of word w is node 32 w + i), sorted."""
+    words = bitmap.view(torch.int32).long() & 0xFFFFFFFF
+    bits = (words.unsqueeze(1) >> torch.arange(32, device=bitmap.device)) & 1
+    return torch.nonzero(bits.view(-1)).view(-1)
+
+
 @pytest.mark.parametrize("device_side", [False, True])
 @pytest.mark.parametrize("n_live", [0, 3, 300])
-def test_sample_neighbors_clears_the_node_table_whatever_it_held(monkeypatch, n_live, device_side):
-    """The hop's node table comes from torch.empty and sample_neighbors clears it (no fill kernel). With
-    garbage in it beforehand a hop gives what a -1-filled table gives, and the reference's frontiers and
-    edges, host-launched and device-launched (dl_sample_neighbors sizes its child's grid by the live
-    frontier): with no live node (one block clears the table), a few live nodes in a large frontier (one
-    block for a table of 16384 keys), and every slot live."""
+def test_a_hop_needs_no_buffer_cleared_whatever_it_held(monkeypatch, n_live, device_side):
+    """A hop's buffers come from torch.empty (sample_neighbors zeroes the new-node count; no fill kernel).
+    With garbage in them beforehand a hop gives what -1-filled buffers give, and the reference's frontiers
+    and edges, host-launched and device-launched (dl_sample_neighbors sizes its child's grid by the live
+    frontier): with no live node (one block zeroes the count), a few live nodes in a large frontier, and
+    every slot live."""
     g = random_graph(3000, 40000, seed=11, skew=True).to(DEV)
     frontier = torch.randperm(3000, generator=torch.Generator().manual_seed(2))[:300].to(DEV)
     fanouts = [15, 10]
@@ -329,10 +348,10 @@ def test_sample_neighbors_clears_the_node_table_whatever_it_held(monkeypatch, n_
         assert all(hop[0].numel() == 0 and not hop[3] for hop in garbage)
 
 
-def test_a_hop_runs_five_kernels_and_no_fill():
-    """sample, dedupe (two) and relabel (two: relabel_nodes ranks the new nodes itself) kernels and nothing
-    else: the node table's keys are cleared by sample_neighbors, not by a fill kernel of their own (fixed
-    next capacity: no copy either)."""
+def test_a_hop_runs_four_kernels_and_no_fill():
+    """sample, dedupe and relabel (two: relabel_nodes ranks the new nodes itself) kernels and nothing else:
+    sample_neighbors marks the frontier and zeroes the count, relabel_nodes clears both bitmaps (fixed next
+    capacity: no copy either)."""
     g = random_graph(3000, 40000, seed=11).to(DEV)
     frontier = torch.randperm(3000, generator=torch.Generator().manual_seed(2))[:300].to(DEV)
     overflow = sampling.new_overflow(DEV)
@@ -349,8 +368,7 @@ def test_a_hop_runs_five_kernels_and_no_fill():
         torch.cuda.synchronize()
     kernels = sorted(e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
     assert not [k for k in kernels if "fill" in k.lower()], kernels
-    assert kernels == sorted(["sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes",
-                              "relabel_neighbors"]), kernels
+    assert kernels == sorted(["sample_neighbors", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors"]), kernels
     assert overflow.tolist() == [0, 0]
 
 
@@ -373,9 +391,10 @@ def _fixed_hop(g, frontier, n_dev, fanout, key, overflow, scratch, grid):
     """One hop at fixed capacities (nothing read back: no synchronisation), relabel's kernels on ``grid``
     blocks (None: the host's own grids): (next frontier, its live size, counts, local ids)."""
     capacity = frontier.numel()
-    keys = torch.empty(sampling.table_size(capacity * (fanout + 1)), dtype=torch.int64, device=DEV)
-    nbr, counts = sampling.sample(g, frontier, n_dev, capacity, fanout, key, overflow, table_keys=keys)
-    new_count = sampling.dedupe(frontier, n_dev, nbr, counts, fanout, keys, scratch, overflow)
+    new_count = torch.empty(1, dtype=torch.int32, device=DEV)
+    nbr, counts = sampling.sample(g, frontier, n_dev, capacity, fanout, key, overflow, scratch=scratch,
+                                  new_count=new_count)
+    sampling.dedupe(n_dev, nbr, counts, fanout, scratch, new_count)
     next_frontier, next_count, local = sampling.relabel(frontier, n_dev, scratch, new_count, nbr, counts, fanout,
                                                         capacity * (fanout + 1), overflow, grid=grid)
     return next_frontier, next_count, counts, local
@@ -394,7 +413,7 @@ def _assert_hop_is_the_references(out, n, fanout, ref, hop):
 
 
 def _assert_scratch_is_clean(scratch):
-    assert not scratch.bits.any(), "relabel_nodes must leave the bitmap clear"
+    assert not scratch.bits.any() and not scratch.seen.any(), "relabel_nodes must leave both bitmaps clear"
     assert not scratch.tile_status.any(), "the launch's last ticket must reset every tile status"
     assert int(scratch.tile_ticket) == 0, "the launch's last ticket must reset the ticket counter"
 

@@ -86,10 +86,10 @@ def _exercise_every_launch_site(step_control_too: bool = True):
     frontier, n = torch.arange(10), torch.tensor([10], dtype=torch.int32)
     overflow = sampling.new_overflow("cpu")
     key = torch.zeros(1, dtype=torch.int64)
-    nbr, counts = sampling.sample(graph, frontier, n, 10, 3, key, overflow)
     scratch = sampling.SamplerScratch.for_graph(graph.num_nodes, "cpu")
-    keys = torch.full((sampling.table_size(40),), -1, dtype=torch.int64)
-    new_count = sampling.dedupe(frontier, n, nbr, counts, 3, keys, scratch, overflow)
+    new_count = torch.zeros(1, dtype=torch.int32)
+    nbr, counts = sampling.sample(graph, frontier, n, 10, 3, key, overflow, scratch=scratch, new_count=new_count)
+    sampling.dedupe(n, nbr, counts, 3, scratch, new_count)
     sampling.relabel(frontier, n, scratch, new_count, nbr, counts, 3, 40, overflow)
     gather_rows(torch.zeros(200, 8), frontier, n, overflow)
     gather_labels(torch.zeros(200, dtype=torch.int64), frontier, n, overflow)
@@ -146,7 +146,7 @@ def test_every_launch_site_passes_what_its_kernel_declares(monkeypatch):
 
     _exercise_every_launch_site()
     host = {
-        "sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors",
+        "sample_neighbors", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors",
         "gather_rows", "gather_labels", "sage_concat_forward", "sage_concat_backward",
         "gcn_aggregate_forward", "gcn_aggregate_backward", "gat_attention_forward", "gat_attention_backward",
         "ell_transpose_count", "ell_transpose_place", "ell_transpose_order", "sage_concat_backward_transposed",
@@ -232,59 +232,64 @@ def _hop_inputs(live: int):
 
 
 class _TorchWithoutFills:
-    """``torch`` for zerognn.cuda.sampling with ``full`` refused: a hop must not fill its node table."""
+    """``torch`` for zerognn.cuda.sampling with ``full`` and ``zeros`` refused: a hop fills nothing (no kernel
+    of its own zeroes the new-node count or clears a bitmap)."""
 
     def __getattr__(self, name):
         return getattr(torch, name)
 
     @staticmethod
     def full(*args, **kwargs):
-        raise AssertionError("zerognn.cuda.sampling filled a tensor: sample_neighbors clears the node table")
+        raise AssertionError("zerognn.cuda.sampling filled a tensor in a hop")
+
+    @staticmethod
+    def zeros(*args, **kwargs):
+        raise AssertionError("zerognn.cuda.sampling zeroed a tensor in a hop: sample_neighbors zeroes the count")
 
 
 @pytest.mark.parametrize("device_side", [False, True])
-def test_sample_neighbors_gets_the_hops_node_table_to_clear_and_null_without_one(monkeypatch, device_side):
-    """A hop (sample_and_dedupe) hands sample_neighbors, host- or device-launched, the node table that
-    dedupe then fills, and its size, to clear in place of a fill kernel; a plain sample() passes a null
-    table of size 0 (nothing to clear)."""
+def test_sample_neighbors_marks_the_hops_frontier_and_a_plain_sample_marks_nothing(monkeypatch, device_side):
+    """A hop (sample_and_dedupe) hands sample_neighbors, host- or device-launched, the frontier's bitmap and
+    the local ids to write and the new-node count to zero, which dedupe_neighbors then reads and adds to; a
+    plain sample() passes null pointers for all three."""
     launched = []
     _shim_launches(monkeypatch, launched)
     graph, frontier, n, overflow, key, bits = _hop_inputs(live=4)  # made once per graph, not by the hop
     monkeypatch.setattr(sampling, "torch", _TorchWithoutFills())
     prefix = "dl_" if device_side else ""
-    kernel = f"{prefix}sample_neighbors"
+    kernel, dedupe = f"{prefix}sample_neighbors", f"{prefix}dedupe_neighbors"
     params = [p.name for p in signature(kernel)]
-    table_at, size_at = params.index("table_keys"), params.index("table_size")
     with device_launched() if device_side else contextlib.nullcontext():
         draft = sampling.sample_and_dedupe(graph, frontier, n, 3, key, overflow, bits)
-        (args,) = [args for name, args in launched if name == kernel]
-        assert args[table_at] is draft.table_keys and draft.table_keys.dtype == torch.int64
-        assert draft.table_keys.numel() == sampling.table_size(10 * (3 + 1))  # the frontier's slots, not its live 4
-        size = args[size_at]
-        assert type(size) is np.int64 and size == draft.table_keys.numel()
-        (dedupe_args,) = [args for name, args in launched if name == f"{prefix}dedupe_frontier"]
-        assert dedupe_args[[p.name for p in signature(f"{prefix}dedupe_frontier")].index("keys")] is draft.table_keys
-        assert [name for name, _ in launched].index(kernel) < [name for name, _ in launched].index(
-            f"{prefix}dedupe_frontier")
+        assert [name for name, _ in launched] == [kernel, dedupe]
+        given = dict(zip(params, launched[0][1]))
+        assert given["seen_bits"] is bits.seen and given["local_ids"] is bits.local_ids
+        assert given["new_count"] is draft.new_count and draft.new_count.dtype == torch.int32
+        given = dict(zip([p.name for p in signature(dedupe)], launched[1][1]))
+        assert given["seen_bits"] is bits.seen and given["new_bits"] is bits.bits
+        assert given["new_count"] is draft.new_count
 
         launched.clear()
         sampling.sample(graph, frontier, n, 10, 3, key, overflow)
         (args,) = [args for name, args in launched if name == kernel]
-        assert args[table_at] is None and type(args[size_at]) is np.int64 and args[size_at] == 0
-        assert kernel_arguments(kernel, args, on_device=False)[table_at] == 0  # a null pointer
+        for name in ("seen_bits", "local_ids", "new_count"):
+            at = params.index(name)
+            assert args[at] is None and kernel_arguments(kernel, args, on_device=False)[at] == 0  # null pointers
+    with pytest.raises(ZeroGNNError, match="both a SamplerScratch and a new-node count"):
+        sampling.sample(graph, frontier, n, 10, 3, key, overflow, scratch=bits)
 
 
-HOP_KERNELS = ("sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors")
+HOP_KERNELS = ("sample_neighbors", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors")
 
 
 @pytest.mark.parametrize("device_side", [False, True])
-def test_a_hop_launches_five_kernels_in_order_with_the_scans_scratch_made_once(monkeypatch, device_side):
-    """A hop is sample, dedupe (frontier, then neighbours), relabel_nodes and relabel_neighbors, host- or
-    device-launched: no kernel ranks the new nodes apart from relabel_nodes. sample_and_dedupe launches the
-    first three, so the new-node count (what host-mediated control reads) is there before any relabel;
-    finish_hop launches the other two. relabel_nodes gets the bitmap dedupe_neighbors filled, that count, and
-    the single-pass scan's tile statuses and ticket from SamplerScratch, and dedupe_frontier, dedupe_neighbors,
-    relabel_nodes and relabel_neighbors its local ids: the same tensors at every hop."""
+def test_a_hop_launches_four_kernels_in_order_with_the_scans_scratch_made_once(monkeypatch, device_side):
+    """A hop is sample, dedupe, relabel_nodes and relabel_neighbors, host- or device-launched: no kernel ranks
+    the new nodes apart from relabel_nodes, and none of its own marks the frontier. sample_and_dedupe
+    launches the first two, so the new-node count (what host-mediated control reads) is there before any
+    relabel; finish_hop launches the other two. relabel_nodes gets both bitmaps, the count, and the single-
+    pass scan's tile statuses and ticket from SamplerScratch, and sample_neighbors, relabel_nodes and
+    relabel_neighbors its local ids: the same tensors at every hop."""
     launched = []
     _shim_launches(monkeypatch, launched)
     graph, frontier, n, overflow, key, bits = _hop_inputs(live=10)
@@ -296,15 +301,16 @@ def test_a_hop_launches_five_kernels_in_order_with_the_scans_scratch_made_once(m
         for hop, capacity in enumerate((40, 200)):
             launched.clear()
             draft = sampling.sample_and_dedupe(graph, frontier, n, 3, key, overflow, bits)
-            assert [name for name, _ in launched] == [prefix + k for k in HOP_KERNELS[:3]], hop
+            assert [name for name, _ in launched] == [prefix + k for k in HOP_KERNELS[:2]], hop
             frontier, n, _ = sampling.finish_hop(draft, overflow, capacity)
             assert [name for name, _ in launched] == [prefix + k for k in HOP_KERNELS], hop
             (args,) = [args for name, args in launched if name == relabel]
             given = dict(zip(params, args))
             assert given["new_bits"] is bits.bits and given["new_count"] is draft.new_count
+            assert given["seen_bits"] is bits.seen
             assert type(given["words"]) is np.int64 and given["words"] == bits.bits.numel()
             assert given["tile_status"] is bits.tile_status and given["tile_ticket"] is bits.tile_ticket
-            for kernel in HOP_KERNELS[1:]:
+            for kernel in (HOP_KERNELS[0],) + HOP_KERNELS[2:]:
                 (args,) = [args for name, args in launched if name == prefix + kernel]
                 assert dict(zip([p.name for p in signature(prefix + kernel)], args))["local_ids"] is bits.local_ids
             scratch.append((given["tile_status"], given["tile_ticket"]))
@@ -322,6 +328,7 @@ def test_sampler_scratch_holds_a_zeroed_status_word_per_tile_a_ticket_and_a_loca
     assert bits.local_ids.dtype == torch.int32 and bits.local_ids.numel() == num_nodes
     assert bool((bits.local_ids == -1).all())
     assert bits.bits.dtype == torch.int32 and bits.bits.numel() == -(-num_nodes // 32)
+    assert bits.seen.dtype == torch.int32 and bits.seen.numel() == bits.bits.numel() and not bits.seen.any()
     assert bits.tile_status.dtype == torch.int64 and bits.tile_status.numel() == tiles
     assert bits.tile_ticket.dtype == torch.int32 and bits.tile_ticket.tolist() == [0]
     assert not bits.bits.any() and not bits.tile_status.any()
@@ -331,11 +338,12 @@ def test_sampler_scratch_holds_a_zeroed_status_word_per_tile_a_ticket_and_a_loca
         assert declared["tile_status"] == ("u64", True) and declared["tile_ticket"] == ("unsigned", True), kernel
 
 
-def test_sample_neighbors_and_its_parent_take_a_nullable_table_of_int64_keys():
+def test_sample_neighbors_and_its_parent_take_the_frontiers_bitmap_and_local_ids():
     for kernel in ("sample_neighbors", "dl_sample_neighbors"):
         params = {p.name: p for p in signature(kernel)}
-        assert (params["table_keys"].ctype, params["table_keys"].pointer) == ("i64", True), kernel
-        assert (params["table_size"].ctype, params["table_size"].pointer) == ("i64", False), kernel
+        assert (params["seen_bits"].ctype, params["seen_bits"].pointer) == ("unsigned", True), kernel
+        assert (params["local_ids"].ctype, params["local_ids"].pointer) == ("int", True), kernel
+        assert (params["new_count"].ctype, params["new_count"].pointer) == ("int", True), kernel
 
 
 @pytest.mark.parametrize("device_side", [False, True])

@@ -4,7 +4,7 @@ One host-mediated sample of a batch gives realistic frontiers and blocks; each o
 replayed on them and timed with CUDA events (``zerognn.measure.timing.micro_time_us``: the median of
 ``repeats`` after ``warmup``). The floor counts
 every input byte read once and every output byte written once; achieved bandwidth = floor / time, so a
-kernel that re-reads (gathers from a shared row, hashes into a table) shows below the copy ceiling.
+kernel that re-reads (gathers from a shared row, tests and sets bits at random) shows below the copy ceiling.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 
 from .. import rng
 from ..cuda import sampling
-from ..cuda.aggregate import CUDA_OPS, EllBlock
+from ..cuda.aggregate import CUDA_OPS
 from ..cuda.gather import GatheredRows, gather_rows
 from ..datasets.store import Dataset
 from ..measure.timing import micro_time_us
@@ -46,28 +46,27 @@ def bench_ops(ds: Dataset, batch_size: int, fanouts: list[int], hidden: int = 25
     blocks = []
     for hop, f in enumerate(fanouts):
         key = torch.tensor([rng.as_signed(hop_key(seed, 0, 0, hop))], dtype=torch.int64, device=dev)
-        nbr, counts = sampling.sample(ds.graph, frontier, n_dev, n, f, key, overflow)
+        _, counts = sampling.sample(ds.graph, frontier, n_dev, n, f, key, overflow)
         edges = int(counts.sum())
+        sample_bytes = n * (8 + 16 + 4) + edges * (4 + 8)
         results.append(OpTiming(f"sample hop {hop + 1} (n={n:,}, f={f})", micro_time_us(
             lambda: sampling.sample(ds.graph, frontier, n_dev, n, f, key, overflow), warmup, repeats),
-            n * (8 + 16 + 4) + edges * (4 + 8)))
-        size = sampling.table_size(n * (f + 1))
+            sample_bytes))
 
-        def dedupe_and_relabel(next_capacity):
-            keys = torch.full((size,), -1, dtype=torch.int64, device=dev)
-            new_count = sampling.dedupe(frontier, n_dev, nbr, counts, f, keys, scratch, overflow)
-            return new_count, sampling.relabel(frontier, n_dev, scratch, new_count, nbr, counts, f, next_capacity,
-                                               overflow)
+        def whole_hop(next_capacity):
+            draft = sampling.sample_and_dedupe(ds.graph, frontier, n_dev, f, key, overflow, scratch)
+            return draft, sampling.finish_hop(draft, overflow, next_capacity)
 
-        # Timed together: relabel clears the bitmap that dedupe fills, so neither repeats alone.
-        fresh = int(dedupe_and_relabel(n * (f + 1))[0])
-        results.append(OpTiming(f"dedupe + relabel hop {hop + 1} (+{fresh:,} new)", micro_time_us(
-            lambda: dedupe_and_relabel(n + fresh), warmup, repeats),
-            n * 8 + edges * 8 + n * 4 + size * 8 + fresh * 8 + (n + fresh) * (16 + 4) + edges * (8 + 4 + 4)
-            + 2 * scratch.bits.numel() * 4))  # the table's keys; local ids written per node, read per edge
-        _, out = dedupe_and_relabel(n + fresh)
-        blocks.append((EllBlock(n, n + fresh, f, out[2], counts, n_dev, overflow), edges))
-        frontier, n, n_dev = out[0], n + fresh, out[1]
+        # The whole hop timed at once: its sample marks the frontier that dedupe reads, and relabel clears
+        # both bitmaps, so no part of it repeats alone.
+        fresh = int(whole_hop(n * (f + 1))[0].new_count)
+        results.append(OpTiming(f"sample + dedupe + relabel hop {hop + 1} (+{fresh:,} new)", micro_time_us(
+            lambda: whole_hop(n + fresh), warmup, repeats),
+            sample_bytes + n * 4 + edges * 8 + n * 4 + (n + fresh) * 16 + fresh * 4 + edges * (8 + 4 + 4)
+            + 4 * scratch.bits.numel() * 4))  # local ids by node and edge; two bitmaps written, read, cleared
+        _, (next_frontier, next_dev, block) = whole_hop(n + fresh)
+        blocks.append((block, edges))
+        frontier, n, n_dev = next_frontier, n + fresh, next_dev
 
     width = ds.num_features
     results.append(OpTiming(f"gather features ({n:,} x {width})", micro_time_us(

@@ -34,27 +34,24 @@ def new_overflow(device) -> torch.Tensor:
     return torch.zeros(2, dtype=torch.int64, device=device)
 
 
-def table_size(entries: int) -> int:
-    """Node-table slots for ``entries`` keys: a power of two with load factor at most 1/2."""
-    return 1 << max(4, (2 * max(int(entries), 1) - 1).bit_length())
-
-
 @dataclass
 class SamplerScratch:
     """What the hop kernels keep per graph node, allocated once per graph and device (``for_graph``):
 
-    * the new-node bitmap, one bit per node, set by dedupe for the hop's new nodes and read back in id order,
-      with the scratch of relabel_nodes' single-pass scan over it (a status word per tile of RANK_WORDS words
-      and the ticket counter that hands tiles out; kernels/relabel_nodes.cu). Zeroed at allocation and zero
-      again between hops: relabel_nodes clears every word it reads, and the block that draws a launch's last
-      ticket resets the statuses and the ticket, so back-to-back launches and CUDA Graph replays need
+    * two bitmaps, one bit per node: the hop's frontier (``seen``, set by sample_neighbors) and its new nodes
+      (``bits``, set by dedupe_neighbors for neighbours outside the frontier, and read back in id order), with
+      the scratch of relabel_nodes' single-pass scan over the latter (a status word per tile of RANK_WORDS
+      words and the ticket counter that hands tiles out; kernels/relabel_nodes.cu). Zeroed at allocation and
+      zero again between hops: relabel_nodes clears every word of both, and the block that draws a launch's
+      last ticket resets the statuses and the ticket, so back-to-back launches and CUDA Graph replays need
       nothing from the host;
-    * each node's local id in the hop's next frontier, written by dedupe_frontier (the frontier's nodes) and
-      relabel_nodes (the new ones) and read by relabel_neighbors for the sampled neighbours, which are all one
-      or the other: never cleared (kernels/dedupe_nodes.cu).
+    * each node's local id in the hop's next frontier, written by sample_neighbors (the frontier's nodes)
+      and relabel_nodes (the new ones) and read by relabel_neighbors for the sampled neighbours, which are
+      all one or the other: never cleared.
     """
 
-    bits: torch.Tensor         # int32 [ceil(num_nodes / 32)]
+    bits: torch.Tensor         # int32 [ceil(num_nodes / 32)]: the hop's new nodes
+    seen: torch.Tensor         # int32 [ceil(num_nodes / 32)]: the hop's frontier
     tile_status: torch.Tensor  # int64 [one per RANK_WORDS words]: flag << 32 | count, zero between hops
     tile_ticket: torch.Tensor  # int32 [1]: the next tile to take, zero between hops
     local_ids: torch.Tensor    # int32 [num_nodes]: a node's position in the next frontier, or -1
@@ -64,6 +61,7 @@ class SamplerScratch:
         words = -(-int(num_nodes) // 32)
         tiles = max(1, -(-words // RANK_WORDS))
         return cls(torch.zeros(words, dtype=torch.int32, device=device),
+                   torch.zeros(words, dtype=torch.int32, device=device),
                    torch.zeros(tiles, dtype=torch.int64, device=device),
                    torch.zeros(1, dtype=torch.int32, device=device),
                    torch.full((int(num_nodes),), -1, dtype=torch.int32, device=device))
@@ -82,36 +80,35 @@ def check_graph(graph: CSRGraph) -> None:
 
 def sample(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, capacity: int, fanout: int,
            hop_key: torch.Tensor, overflow: torch.Tensor, grid: int | None = None,
-           table_keys: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+           scratch: SamplerScratch | None = None, new_count: torch.Tensor | None = None,
+           ) -> tuple[torch.Tensor, torch.Tensor]:
     """Sample up to ``fanout`` neighbours of each of the first ``n_frontier`` frontier nodes.
 
-    With ``table_keys`` (int64, any contents) the same kernel also clears it for ``dedupe`` (every key
-    -1, empty), which saves the hop a fill kernel; the sample is the same with or without it.
+    In a hop (``scratch`` and ``new_count``, an int32 [1], both given) the same kernel also marks the live
+    frontier in ``scratch.seen``, writes its local ids and zeroes ``new_count`` for ``dedupe``: no kernel of
+    their own. The sample is the same with or without them.
     """
     if not 0 < fanout <= MAX_FANOUT:
         raise ZeroGNNError(f"fanout {fanout} is outside 1..{MAX_FANOUT}, the CUDA sampler's limit")
+    if (scratch is None) != (new_count is None):
+        raise ZeroGNNError("sample() marks a hop's frontier with both a SamplerScratch and a new-node count, "
+                           "or with neither")
     device = frontier.device
     nbr = torch.empty(capacity * fanout, dtype=torch.int64, device=device)
     counts = torch.empty(capacity, dtype=torch.int32, device=device)
-    table_slots = np.int64(0 if table_keys is None else table_keys.numel())
+    seen, local_ids = (None, None) if scratch is None else (scratch.seen, scratch.local_ids)
     launch("sample_neighbors", grid or grid_for(capacity * sample_lanes(fanout)), graph.rowptr, graph.col, frontier,
-           n_frontier, np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, table_keys, table_slots, overflow)
+           n_frontier, np.int32(capacity), np.int32(fanout), hop_key, nbr, counts, seen, local_ids, new_count,
+           overflow)
     return nbr, counts
 
 
-def dedupe(frontier: torch.Tensor, n_frontier: torch.Tensor, nbr: torch.Tensor, counts: torch.Tensor, fanout: int,
-           table_keys: torch.Tensor, scratch: SamplerScratch, overflow: torch.Tensor,
-           grid: int | None = None) -> torch.Tensor:
-    """Insert frontier and neighbours into the node table, mark new nodes; return their count. The
-    frontier's nodes get their local ids (``scratch.local_ids``).
-
-    The table's keys must all be -1 (empty): cleared by ``sample(..., table_keys=...)`` or filled."""
-    mask = np.int64(table_keys.numel() - 1)
-    new_count = torch.empty(1, dtype=torch.int32, device=frontier.device)  # zeroed by dedupe_frontier
-    launch("dedupe_frontier", grid or grid_for(frontier.numel()), frontier, n_frontier, table_keys, mask,
-           scratch.local_ids, new_count, overflow)
+def dedupe(n_frontier: torch.Tensor, nbr: torch.Tensor, counts: torch.Tensor, fanout: int, scratch: SamplerScratch,
+           new_count: torch.Tensor, grid: int | None = None) -> torch.Tensor:
+    """Mark the sampled neighbours outside the frontier as new (``scratch.bits``) and count each once into
+    ``new_count``; returns it. The frontier must be marked and the count zeroed: ``sample`` in a hop."""
     launch("dedupe_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
-           table_keys, mask, scratch.bits, scratch.local_ids, new_count, overflow)
+           scratch.seen, scratch.bits, new_count)
     return new_count
 
 
@@ -125,10 +122,11 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, scratch: SamplerSc
 
     With ``neighbours_on`` (a stream), relabel_neighbors runs there, forked from the current stream after
     relabel_nodes, and the caller joins that stream before anything reads the local ids it writes: in a
-    captured graph it is a branch beside the next hop, which needs only the next frontier. The next hop may
-    write ``scratch.local_ids`` meanwhile, but none that this one reads: a node keeps its position from hop to
-    hop (each frontier starts with the one before), and every neighbour sampled here is in the next frontier,
-    so the next hop's new nodes are not among them (a hop that overflowed is rolled back whatever it read).
+    captured graph it is a branch beside the next hop, which needs only the next frontier. The next hop writes
+    ``scratch.local_ids`` meanwhile, but changes none that this one reads: every neighbour sampled here is in
+    the next frontier, whose ids the next hop's sample writes again unchanged (a node keeps its position from
+    hop to hop: each frontier starts with the one before), and its new nodes are not among them (a hop that
+    overflowed is rolled back whatever it read).
     """
     device = frontier.device
     next_frontier = torch.empty(next_capacity, dtype=torch.int64, device=device)
@@ -137,8 +135,8 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, scratch: SamplerSc
     nbr_local = torch.empty(nbr.numel(), dtype=torch.int32, device=device)
     tiles = scratch.tile_status.numel()
     launch("relabel_nodes", grid or grid_for(max(tiles * THREADS, next_capacity)), frontier, n_frontier,
-           scratch.bits, scratch.words, scratch.tile_status, scratch.tile_ticket, new_count, scratch.local_ids,
-           next_frontier, next_count, np.int32(next_capacity), overflow)
+           scratch.bits, scratch.seen, scratch.words, scratch.tile_status, scratch.tile_ticket, new_count,
+           scratch.local_ids, next_frontier, next_count, np.int32(next_capacity), overflow)
     if neighbours_on is None:
         launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
                scratch.local_ids, nbr_local)
@@ -161,7 +159,6 @@ class HopDraft:
     fanout: int
     nbr: torch.Tensor
     counts: torch.Tensor
-    table_keys: torch.Tensor
     new_count: torch.Tensor     # int32 [1]
     scratch: SamplerScratch
 
@@ -172,13 +169,13 @@ class HopDraft:
 
 def sample_and_dedupe(graph: CSRGraph, frontier: torch.Tensor, n_frontier: torch.Tensor, fanout: int,
                       hop_key: torch.Tensor, overflow: torch.Tensor, scratch: SamplerScratch) -> HopDraft:
-    """Sample one hop of ``frontier`` and put frontier and neighbours into a fresh node table."""
+    """Sample one hop of ``frontier`` (marking it) and mark the new nodes among its neighbours: two kernels."""
     capacity = frontier.numel()
-    # The keys are cleared by sample_neighbors (no fill kernel), which runs before dedupe on this stream.
-    table_keys = torch.empty(table_size(capacity * (fanout + 1)), dtype=torch.int64, device=frontier.device)
-    nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow, table_keys=table_keys)
-    new_count = dedupe(frontier, n_frontier, nbr, counts, fanout, table_keys, scratch, overflow)
-    return HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, new_count, scratch)
+    new_count = torch.empty(1, dtype=torch.int32, device=frontier.device)  # zeroed by sample_neighbors
+    nbr, counts = sample(graph, frontier, n_frontier, capacity, fanout, hop_key, overflow, scratch=scratch,
+                         new_count=new_count)
+    dedupe(n_frontier, nbr, counts, fanout, scratch, new_count)
+    return HopDraft(frontier, n_frontier, fanout, nbr, counts, new_count, scratch)
 
 
 def finish_hop(draft: HopDraft, overflow: torch.Tensor, next_capacity: int,

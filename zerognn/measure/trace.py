@@ -84,7 +84,7 @@ _API_SUFFIX = re.compile(r"(_v\d+|_ptsz|_ptds)+$")
 # feature rows are read by their first aggregation (through the frontier's ids), so in the CUDA variants
 # their gather class holds the labels' gather alone; GAT's features are gathered first (gather_rows).
 KERNEL_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("sampling", ("sample_neighbors", "dedupe_frontier", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors")),
+    ("sampling", ("sample_neighbors", "dedupe_neighbors", "relabel_nodes", "relabel_neighbors")),
     ("gather", ("gather_rows", "gather_labels")),
     ("aggregation", ("sage_concat", "gcn_aggregate", "gat_attention", "ell_transpose")),
     ("dense", ("gemm", "gemv", "cutlass", "cublas", "splitKreduce", "dot_kernel", "reduce_1Block_kernel",

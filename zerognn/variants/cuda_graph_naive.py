@@ -29,12 +29,12 @@ from . import register
 from .base import phase
 from .host_mediated import HostMediated
 
-_DRAFT_TENSORS = 6  # HopDraft's tensors, in field order, without its fanout and scratch
+_DRAFT_TENSORS = 5  # HopDraft's tensors, in field order, without its fanout and scratch
 
 
 def _draft(tensors: tuple[torch.Tensor, ...], fanout: int, scratch: sampling.SamplerScratch) -> sampling.HopDraft:
-    frontier, n_frontier, nbr, counts, table_keys, new_count = tensors
-    return sampling.HopDraft(frontier, n_frontier, fanout, nbr, counts, table_keys, new_count, scratch)
+    frontier, n_frontier, nbr, counts, new_count = tensors
+    return sampling.HopDraft(frontier, n_frontier, fanout, nbr, counts, new_count, scratch)
 
 
 def _tensors(draft: sampling.HopDraft) -> tuple[torch.Tensor, ...]:

@@ -1,9 +1,9 @@
 """``host-mediated``: our CUDA kernels, with the host reading each hop's sizes back to allocate.
 
-Per hop: sample into an exact [n, fanout] ELL buffer, put frontier and neighbours into a node table,
-then read the number of new nodes back to the host (the synchronisation this study is about) to
-allocate the next frontier and size the grids exactly. Every step buffer is exactly as large as the
-live data (beside the one-bit-per-node map of new nodes that every CUDA variant keeps), so this
+Per hop: sample into an exact [n, fanout] ELL buffer, mark the frontier and the new nodes among the
+neighbours, then read the number of new nodes back to the host (the synchronisation this study is about)
+to allocate the next frontier and size the grids exactly. Every step buffer is exactly as large as the
+live data (beside the per-node maps and local ids that every CUDA variant keeps), so this
 variant's peak memory is the *ideal*, metadata-informed allocation ZeroGNN is judged against. The
 model, optimizer and sampling semantics are those of every other variant.
 """
