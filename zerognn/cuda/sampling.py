@@ -137,16 +137,13 @@ def relabel(frontier: torch.Tensor, n_frontier: torch.Tensor, scratch: SamplerSc
     launch("relabel_nodes", grid or grid_for(max(tiles * THREADS, next_capacity)), frontier, n_frontier,
            scratch.bits, scratch.seen, scratch.words, scratch.tile_status, scratch.tile_ticket, new_count,
            scratch.local_ids, next_frontier, next_count, np.int32(next_capacity), overflow)
-    if neighbours_on is None:
-        launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
-               scratch.local_ids, nbr_local)
-    else:
+    if neighbours_on is not None:
         neighbours_on.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(neighbours_on):
-            launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
-                   scratch.local_ids, nbr_local)
         for t in (nbr, counts, n_frontier, nbr_local):  # the caller may drop nbr before the branch has read it:
             t.record_stream(neighbours_on)  # the allocator must not hand its block to the next hop meanwhile
+    with torch.cuda.stream(neighbours_on):  # None: the current stream
+        launch("relabel_neighbors", grid or grid_for(nbr.numel()), nbr, counts, n_frontier, np.int32(fanout),
+               scratch.local_ids, nbr_local)
     return next_frontier, next_count, nbr_local
 
 
