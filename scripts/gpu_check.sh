@@ -30,7 +30,7 @@ check_runs() {  # tree tag repeat
                 --dataset-dir "$ROOT/data/products-like" --variant "$variant" --batch-size "$batch" --fanouts 15,10,5 \
                 --dtype "$dtype" --out "$out/" --trace "$out.trace.json.gz" 2>&1 | tail -1)
             echo "-- kernels per step: $2 $variant B=$batch $dtype repeat $3"
-            python3 scripts/kernel_summary.py "$out.trace.json.gz" --steps 5 --top "${CHECK_TOP:-12}"
+            python3 scripts/kernel_summary.py "$out.trace.json.gz" --top "${CHECK_TOP:-12}"
         done
     done
     done

@@ -8,7 +8,7 @@ import torch
 from zerognn.errors import ZeroGNNError
 from zerognn.measure import analyze_chrome_trace, load_chrome_trace, profile_window
 from zerognn.measure.execution import gpu_ms_by_class
-from zerognn.measure.trace import is_host_launch, is_host_sync, kernel_class
+from zerognn.measure.trace import is_host_launch, is_host_sync, kernel_class, window_gpu_activities
 
 
 def X(cat, name, ts, dur=1.0, tid=1):
@@ -78,6 +78,13 @@ def test_gpu_trace_metrics():
     assert m.host_syncs_per_step == pytest.approx(3 / 2)
     assert m.phase_ms == pytest.approx({"forward": 0.1, "sample": 0.04})
     assert m.to_dict()["gpu_busy_ms_per_step"] == m.gpu_busy_ms_per_step
+
+
+def test_window_gpu_activities_leave_out_what_starts_outside_the_window():
+    # the memcpy before the window (a lead-in step's work) and the kernel after it are not the window's
+    events, n_steps = window_gpu_activities(GPU_TRACE)
+    assert [e["name"] for e in events] == ["k_a", "k_b", "Memset (Device)"]
+    assert n_steps == 2
 
 
 def corr(event, correlation):

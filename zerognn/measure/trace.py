@@ -229,6 +229,22 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
     )
 
 
+def window_gpu_activities(trace: dict[str, Any] | str | os.PathLike) -> tuple[list[dict[str, Any]], int]:
+    """The GPU activities that start inside a trace's window, in time order, and the window's step count.
+
+    The exported trace also holds the lead-in step (``PROFILER_LEAD_IN_STEPS``), run before the window:
+    per-step figures read from the whole trace would count it as one more step's work.
+    """
+    if not isinstance(trace, dict):
+        trace = load_chrome_trace(trace)
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    annotations = [e for e in events if e.get("cat") == ANNOTATION_CATEGORY]
+    start, end = _window(annotations)
+    n_steps = sum(e["name"] == STEP and start <= _start(e) < end for e in annotations)
+    inside = [e for e in events if e.get("cat") in GPU_ACTIVITY_CATEGORIES and start <= _start(e) < end]
+    return sorted(inside, key=_start), n_steps
+
+
 def profile_window(
     step_fn: Callable[[int], object],
     n_steps: int,
