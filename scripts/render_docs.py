@@ -1,0 +1,148 @@
+"""Write the numbers in README.md and docs/*.md from the committed run records, through the summary code.
+
+A rendered region of a markdown file is a template's output between two comments:
+
+    <!-- rendered from docs/templates/small-batch.md by scripts/render_docs.py: edit the template -->
+    ...
+    <!-- end of rendered region -->
+
+Templates are Jinja2 (it comes with Snakemake, the pipeline extra). In a template, ``study("h200/small-batch")``
+is the study under ``results/reference/`` with its summary (``zerognn summarize``'s, read back with
+``read_summary``) and its records: ``.commit`` (the one commit its records name), ``.row(variant=..., ...)``
+(one configuration's summary row; columns as attributes), ``.table([...], ...)`` (the summary's markdown
+table, ``zerognn.records.table``, cut to the named columns) and ``.trials(...)`` (each trial's median step,
+in trial order). Filters: ``f(value, ".2f")`` formats a number; ``ci(row, "step_ms_median")`` gives
+``value [low–high]`` as the summary's table does; ``ms_list(values)`` joins trial medians.
+
+    python scripts/render_docs.py            # rewrite every rendered region
+    python scripts/render_docs.py --check    # exit 1, naming each region the records no longer give
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+
+from zerognn.atomic import atomic_path
+from zerognn.errors import ZeroGNNError
+from zerognn.records.files import iter_records
+from zerognn.records.summary import read_summary, trial_frame
+from zerognn.records.table import markdown_table
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO / "results" / "reference"
+DOCUMENTS = ("README.md", "docs/*.md")
+REGION = re.compile(r"(<!-- rendered from (\S+) by scripts/render_docs\.py: edit the template -->\n)(.*?)"
+                    r"(<!-- end of rendered region -->)", re.S)
+
+
+class Study:
+    """A committed study: ``results/reference/<name>/`` with ``summary.csv`` and ``runs/``."""
+
+    def __init__(self, name: str):
+        self.name, self.dir = name, REFERENCE / name
+        self.summary = read_summary(self.dir / "summary.csv")
+        self._trials = trial_frame(iter_records(self.dir / "runs"))
+        commits = sorted(set(self.summary["git_commit"].dropna()))
+        if len(commits) != 1:
+            raise ZeroGNNError(f"study {name}'s records name {len(commits)} commits ({', '.join(commits) or 'none'}); "
+                               f"a rendered number comes from one study at one commit")
+        self.commit = commits[0][:7]
+
+    def _where(self, frame: pd.DataFrame, where: dict) -> pd.DataFrame:
+        unknown = sorted(set(where) - set(frame.columns))
+        if unknown:
+            raise ZeroGNNError(f"study {self.name} has no column {', '.join(unknown)}")
+        mask = pd.Series(True, index=frame.index)
+        for column, value in where.items():
+            mask &= frame[column] == value
+        return frame[mask]
+
+    def row(self, **where) -> dict:
+        """The one summary row that ``where`` (column=value) picks, as a dict (a template reads ``row.column``)."""
+        rows = self._where(self.summary, where)
+        if len(rows) != 1:
+            raise ZeroGNNError(f"study {self.name}: {where} picks {len(rows)} summary rows, not one")
+        return rows.iloc[0].to_dict()
+
+    def table(self, columns: list[str], **where) -> str:
+        """The summary's markdown table of the rows ``where`` picks, with only ``columns`` (by header)."""
+        lines = markdown_table(self._where(self.summary, where)).splitlines()
+        header = [c.strip() for c in lines[0].strip("|").split("|")]
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise ZeroGNNError(f"the summary's table has no column {missing}; it has {header}")
+        keep = [header.index(c) for c in columns]
+        out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for line in lines[2:]:
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            out.append("| " + " | ".join(cells[i] for i in keep) + " |")
+        return "\n".join(out)
+
+    def trials(self, **where) -> list[float]:
+        """Each trial's median step (ms) of the one configuration ``where`` picks, in trial order."""
+        rows = self._where(self._trials, where)
+        if rows["configuration_id"].nunique() != 1:
+            raise ZeroGNNError(f"study {self.name}: {where} picks {rows['configuration_id'].nunique()} "
+                               f"configurations, not one")
+        return list(rows.sort_values("trial")["step_ms_median"])
+
+
+def ci(row: dict, column: str, fmt: str = ".2f") -> str:
+    """``value [low–high]`` from a summary row's column and its interval, as the summary's table writes it."""
+    value, low, high = row[column], row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    return format(value, fmt) + ("" if low is None or pd.isna(low) else f" [{low:{fmt}}–{high:{fmt}}]")
+
+
+def environment(root: Path = REPO) -> jinja2.Environment:
+    """Templates named by their path under ``root``; the helpers above as its globals and filters."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, autoescape=False)
+    studies: dict[str, Study] = {}
+    env.globals["study"] = lambda name: studies.setdefault(name, Study(name))
+    env.filters["f"] = format
+    env.filters["ci"] = ci
+    env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
+    return env
+
+
+def render(text: str, env: jinja2.Environment) -> str:
+    """``text`` with each rendered region's body made again from its template."""
+    def body(match: re.Match) -> str:
+        try:
+            rendered = env.get_template(match.group(2)).render()
+        except jinja2.TemplateError as e:
+            raise ZeroGNNError(f"template {match.group(2)}: {type(e).__name__}: {e}") from e
+        return match.group(1) + rendered + ("" if rendered.endswith("\n") else "\n") + match.group(4)
+    return REGION.sub(body, text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a region is out of date")
+    args = parser.parse_args()
+    env, stale = environment(), []
+    try:
+        for path in sorted({p for pattern in DOCUMENTS for p in REPO.glob(pattern)}):
+            text = path.read_text()
+            new = render(text, env)
+            if new != text:
+                stale.append(path.relative_to(REPO).as_posix())
+                if not args.check:
+                    with atomic_path(path) as tmp:
+                        Path(tmp).write_text(new)
+    except ZeroGNNError as e:
+        print(f"render_docs: {path.relative_to(REPO)}: {e}", file=sys.stderr)
+        return 2
+    if stale:
+        print(("out of date (run python scripts/render_docs.py): " if args.check else "rewrote: ") + ", ".join(stale))
+    return 1 if stale and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
