@@ -11,8 +11,8 @@ is the study under ``results/reference/`` with its summary (``zerognn summarize`
 ``read_summary``) and its records: ``.commit`` (the one commit its records name), ``.row(variant=..., ...)``
 (one configuration's summary row; columns as attributes), ``.table([...], ...)`` (the summary's markdown
 table, ``zerognn.records.table``, cut to the named columns) and ``.trials(...)`` (each trial's median step,
-in trial order). Filters: ``f(value, ".2f")`` formats a number; ``ci(row, "step_ms_median")`` gives
-``value [low–high]`` as the summary's table does; ``ms_list(values)`` joins trial medians.
+in trial order); an interval is read from ``.table``, whose cells are the summary table's. Filters:
+``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians.
 
     python scripts/render_docs.py            # rewrite every rendered region
     python scripts/render_docs.py --check    # exit 1, naming each region the records no longer give
@@ -93,12 +93,6 @@ class Study:
         return list(rows.sort_values("trial")["step_ms_median"])
 
 
-def ci(row: dict, column: str, fmt: str = ".2f") -> str:
-    """``value [low–high]`` from a summary row's column and its interval, as the summary's table writes it."""
-    value, low, high = row[column], row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
-    return format(value, fmt) + ("" if low is None or pd.isna(low) else f" [{low:{fmt}}–{high:{fmt}}]")
-
-
 def environment(root: Path = REPO) -> jinja2.Environment:
     """Templates named by their path under ``root``; the helpers above as its globals and filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
@@ -106,7 +100,6 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     studies: dict[str, Study] = {}
     env.globals["study"] = lambda name: studies.setdefault(name, Study(name))
     env.filters["f"] = format
-    env.filters["ci"] = ci
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     return env
 
