@@ -14,7 +14,10 @@
 #                 call also installs and builds the dataset): ten rounds take two calls back to back on the
 #                 same machine, each the same command; rounds already recorded are kept as they are.
 #                 A machine released between calls takes the records with it: a study starts again on the
-#                 next (records carried to it would be re-made, which scripts/whole_rounds.py refuses)
+#                 next (records carried to it would be re-made, which scripts/whole_rounds.py refuses).
+#                 PRECISION=tf32 (say) records only that precision's runs of CONFIG: a study whose every round
+#                 does not fit one call (the precision study: a precision's 42 runs take about 8 minutes)
+#                 records each precision, its own comparison group, in a call of its own
 #   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target in whole rounds, one seed a round,
 #                 up to round ROUNDS (default: all six): the same command in calls back to back
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
@@ -100,7 +103,20 @@ interference)
     ;;
 trials)
     # whole rounds of the trials study (each round every variant once), as many as end within this call
-    whole_rounds "${CONFIG:-workflow/config/h200-trials.yaml}" "${TRIALS:-0}" "$OUT/snakemake-trials.log"
+    config=${CONFIG:-workflow/config/h200-trials.yaml}
+    if [ -n "${PRECISION:-}" ]; then  # the same study cut to one precision: the same run ids and parameters
+        one=$(mktemp --suffix=.yaml)
+        python3 - "$config" "$PRECISION" "$one" <<'PY' || exit 1
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+if sys.argv[2] not in config.get("precisions", ["float32"]):
+    sys.exit(f"PRECISION={sys.argv[2]} is not one of {sys.argv[1]}'s precisions ({config.get('precisions')})")
+config["precisions"] = [sys.argv[2]]
+yaml.safe_dump(config, open(sys.argv[3], "w"), sort_keys=False)
+PY
+        config=$one
+    fi
+    whole_rounds "$config" "${TRIALS:-0}" "$OUT/snakemake-trials.log"
     python3 - <<'PY'
 import glob, json
 for path in sorted(glob.glob("results/runs/*.json")):
