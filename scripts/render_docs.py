@@ -11,7 +11,9 @@ is the study under ``results/reference/`` with its summary (``zerognn summarize`
 ``read_summary``) and its records: ``.commit`` (the one commit its records name), ``.row(variant=..., ...)``
 (one configuration's summary row; columns as attributes), ``.table([...], ...)`` (the summary's markdown
 table, ``zerognn.records.table``, cut to the named columns) and ``.trials(...)`` (each trial's median step,
-in trial order); an interval is read from ``.table``, whose cells are the summary table's. Filters:
+in trial order), ``.machines(...)`` and ``.minutes(...)`` (the machine instances the runs ran on, and the minutes
+from the first run's start to the last's); an interval is read from ``.table``, whose cells are the summary
+table's. Filters:
 ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians.
 
     python scripts/render_docs.py            # rewrite every rendered region
@@ -83,6 +85,15 @@ class Study:
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
             out.append("| " + " | ".join(cells[i] for i in keep) + " |")
         return "\n".join(out)
+
+    def machines(self, **where) -> int:
+        """How many machine instances (records' ``boot_id``) the runs ``where`` picks ran on."""
+        return self._where(self._trials, where)["boot_id"].nunique()
+
+    def minutes(self, **where) -> float:
+        """Minutes from the first to the last start of the runs ``where`` picks (records' ``started_at``)."""
+        started = pd.to_datetime(self._where(self._trials, where)["started_at"], utc=True)
+        return (started.max() - started.min()).total_seconds() / 60
 
     def trials(self, **where) -> list[float]:
         """Each trial's median step (ms) of the one configuration ``where`` picks, in trial order."""
