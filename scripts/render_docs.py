@@ -8,13 +8,21 @@ A rendered region of a markdown file is a template's output between two comments
 
 Templates are Jinja2 (it comes with Snakemake, the pipeline extra). In a template, ``study("h200/small-batch")``
 is the study under ``results/reference/`` with its summary (``zerognn summarize``'s, read back with
-``read_summary``) and its records: ``.commit`` (the one commit its records name), ``.row(variant=..., ...)``
-(one configuration's summary row; columns as attributes), ``.table([...], ...)`` (the summary's markdown
-table, ``zerognn.records.table``, cut to the named columns) and ``.trials(...)`` (each trial's median step,
-in trial order), ``.machines(...)`` and ``.minutes(...)`` (the machine instances the runs ran on, and the minutes
-from the first run's start to the last's); an interval is read from ``.table``, whose cells are the summary
-table's. Filters:
-``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians.
+``read_summary``) and its records. A study's methods pick runs by summary columns (``variant="zerognn"``; a list
+picks any of its items):
+
+- ``.commit``: the one commit its records name;
+- ``.row(...)``: one configuration's summary row (columns as attributes); ``.rows(...)``: every row picked, as
+  dicts, variants in the tables' order;
+- ``.table([...], ...)``: the summary's markdown table (``zerognn.records.table``) cut to the named columns; an
+  interval is read from it, whose cells are the summary table's;
+- ``.trials(...)``: each trial's median step of one configuration, in trial order; ``.field(path, ...)``: each
+  trial's value of a record field (dotted: ``metrics.phase_s.total``); ``.values(path, ...)``: that field in
+  every run picked;
+- ``.machines(...)``, ``.calls(...)``, ``.minutes(...)``: the machine instances and workflow invocations the
+  runs came from, and the minutes from the first run's start to the last's.
+
+Filters: ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians; ``median``.
 
     python scripts/render_docs.py            # rewrite every rendered region
     python scripts/render_docs.py --check    # exit 1, naming each region the records no longer give
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -31,6 +40,7 @@ import jinja2
 import pandas as pd
 
 from zerognn.atomic import atomic_path
+from zerognn.catalog import variant_order
 from zerognn.errors import ZeroGNNError
 from zerognn.records.files import iter_records
 from zerognn.records.summary import read_summary, trial_frame
@@ -49,7 +59,8 @@ class Study:
     def __init__(self, name: str):
         self.name, self.dir = name, REFERENCE / name
         self.summary = read_summary(self.dir / "summary.csv")
-        self._trials = trial_frame(iter_records(self.dir / "runs"))
+        self._records = {r["run_id"]: r for r in iter_records(self.dir / "runs")}
+        self._trials = trial_frame(self._records.values())
         commits = sorted(set(self.summary["git_commit"].dropna()))
         if len(commits) != 1:
             raise ZeroGNNError(f"study {name}'s records name {len(commits)} commits ({', '.join(commits) or 'none'}); "
@@ -62,7 +73,7 @@ class Study:
             raise ZeroGNNError(f"study {self.name} has no column {', '.join(unknown)}")
         mask = pd.Series(True, index=frame.index)
         for column, value in where.items():
-            mask &= frame[column] == value
+            mask &= frame[column].isin(value) if isinstance(value, (list, tuple)) else frame[column] == value
         return frame[mask]
 
     def row(self, **where) -> dict:
@@ -71,6 +82,12 @@ class Study:
         if len(rows) != 1:
             raise ZeroGNNError(f"study {self.name}: {where} picks {len(rows)} summary rows, not one")
         return rows.iloc[0].to_dict()
+
+    def rows(self, **where) -> list[dict]:
+        """Every summary row ``where`` picks, as dicts, its variants in the order the tables give them."""
+        rows = self._where(self.summary, where)
+        order = {v: i for i, v in enumerate(variant_order(rows["variant"]))}
+        return rows.sort_values("variant", key=lambda v: v.map(order), kind="stable").to_dict("records")
 
     def table(self, columns: list[str], **where) -> str:
         """The summary's markdown table of the rows ``where`` picks, with only ``columns`` (by header)."""
@@ -95,13 +112,38 @@ class Study:
         started = pd.to_datetime(self._where(self._trials, where)["started_at"], utc=True)
         return (started.max() - started.min()).total_seconds() / 60
 
-    def trials(self, **where) -> list[float]:
-        """Each trial's median step (ms) of the one configuration ``where`` picks, in trial order."""
+    def _one_configuration(self, where: dict) -> pd.DataFrame:
         rows = self._where(self._trials, where)
         if rows["configuration_id"].nunique() != 1:
             raise ZeroGNNError(f"study {self.name}: {where} picks {rows['configuration_id'].nunique()} "
                                f"configurations, not one")
-        return list(rows.sort_values("trial")["step_ms_median"])
+        return rows.sort_values("trial")
+
+    def trials(self, **where) -> list[float]:
+        """Each trial's median step (ms) of the one configuration ``where`` picks, in trial order."""
+        return list(self._one_configuration(where)["step_ms_median"])
+
+    def _field(self, run_id: str, path: str):
+        value = self._records[run_id]
+        for key in path.split("."):
+            if not isinstance(value, dict) or key not in value:
+                raise ZeroGNNError(f"study {self.name}: record {run_id} has no field {path}")
+            value = value[key]
+        return value
+
+    def field(self, path: str, **where) -> list:
+        """Each trial's value of a record field (dotted, e.g. ``metrics.phase_s.total``) of the one configuration
+        ``where`` picks, in trial order."""
+        return [self._field(run_id, path) for run_id in self._one_configuration(where)["run_id"]]
+
+    def values(self, path: str, **where) -> list:
+        """A record field's value in every run ``where`` picks, of any configuration."""
+        return [self._field(run_id, path) for run_id in self._where(self._trials, where)["run_id"]]
+
+    def calls(self, **where) -> int:
+        """How many workflow invocations (records' ``environment.call_id``) the runs ``where`` picks came from."""
+        runs = self._where(self._trials, where)["run_id"]
+        return len({self._records[r]["environment"].get("call_id") for r in runs})
 
 
 def environment(root: Path = REPO) -> jinja2.Environment:
@@ -112,6 +154,7 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     env.globals["study"] = lambda name: studies.setdefault(name, Study(name))
     env.filters["f"] = format
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
+    env.filters["median"] = statistics.median
     return env
 
 

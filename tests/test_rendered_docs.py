@@ -24,8 +24,8 @@ def test_every_rendered_region_is_what_the_records_give_now():
 
 def test_a_number_edited_by_hand_is_rendered_back():
     text = (REPO / "docs" / "results.md").read_text()
-    region = render_docs.REGION.search(text)
-    assert region, "docs/results.md has no rendered region"
+    region = next((m for m in render_docs.REGION.finditer(text) if m.group(2) == "docs/templates/small-batch.md"), None)
+    assert region, "docs/results.md has no small-batch region"
     body = region.group(3)
     edited = text.replace(body, body.replace("0.38 [0.38–0.39]", "0.36 [0.36–0.37]"), 1)
     assert edited != text
@@ -51,3 +51,18 @@ def test_the_table_keeps_the_summary_tables_cells():
     assert any(line.startswith("| zerognn | ") and "[" in line for line in table.splitlines())
     with pytest.raises(ZeroGNNError, match="has no column"):
         render_docs.Study("h200/small-batch").table(["speed"])
+
+
+def test_record_fields_come_per_trial_and_per_run():
+    study = render_docs.Study("h200/trials")
+    totals = study.field("metrics.phase_s.total", variant="zerognn")
+    assert len(totals) == study.row(variant="zerognn")["trials"] and all(t > 0 for t in totals)
+    both = study.values("metrics.phase_s.total", variant=["zerognn", "host-mediated"])
+    assert len(both) == 2 * len(totals) and set(totals) <= set(both)
+    assert [r["variant"] for r in study.rows(variant=["zerognn", "host-mediated"])] == ["host-mediated", "zerognn"]
+    assert study.machines() == 1 and study.calls() >= study.row(variant="zerognn")["trials"]
+    assert 0 < study.minutes() < 60
+    with pytest.raises(ZeroGNNError, match=r"has no field metrics\.nothing"):
+        study.field("metrics.nothing", variant="zerognn")
+    with pytest.raises(ZeroGNNError, match=r"picks 8 configurations, not one"):
+        study.field("metrics.phase_s.total")
