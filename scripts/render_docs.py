@@ -22,7 +22,8 @@ picks any of its items):
 - ``.machines(...)``, ``.calls(...)``, ``.minutes(...)``: the machine instances and workflow invocations the
   runs came from, and the minutes from the first run's start to the last's.
 
-Filters: ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians; ``median``.
+Filters: ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians; ``median``;
+``max_rel_diff(values, reference)`` (the largest relative difference of paired items).
 
     python scripts/render_docs.py            # rewrite every rendered region
     python scripts/render_docs.py --check    # exit 1, naming each region the records no longer give
@@ -146,6 +147,13 @@ class Study:
         return len({self._records[r]["environment"].get("call_id") for r in runs})
 
 
+def max_rel_diff(values: list[float], reference: list[float]) -> float:
+    """The largest |value - reference| / |reference| over paired items (two runs' per-step losses, say)."""
+    if len(values) != len(reference):
+        raise ZeroGNNError(f"max_rel_diff pairs {len(values)} values with {len(reference)}")
+    return max(abs(v - r) / abs(r) for v, r in zip(values, reference))
+
+
 def environment(root: Path = REPO) -> jinja2.Environment:
     """Templates named by their path under ``root``; the helpers above as its globals and filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
@@ -155,6 +163,7 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     env.filters["f"] = format
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     env.filters["median"] = statistics.median
+    env.filters["max_rel_diff"] = max_rel_diff
     return env
 
 
