@@ -8,8 +8,9 @@ A rendered region of a markdown file is a template's output between two comments
 
 Templates are Jinja2 (it comes with Snakemake, the pipeline extra). In a template, ``study("h200/small-batch")``
 is the study under ``results/reference/`` with its summary (``zerognn summarize``'s, read back with
-``read_summary``) and its records. A study's methods pick runs by summary columns (``variant="zerognn"``; a list
-picks any of its items):
+``read_summary``) and its records; ``study("h200", dataset="products-like")`` only the configurations picked
+(a directory holding groups of several commits). A study's methods pick runs by summary columns
+(``variant="zerognn"``; a list picks any of its items):
 
 - ``.commit``: the one commit its records name;
 - ``.row(...)``: one configuration's summary row (columns as attributes); ``.rows(...)``: every row picked, as
@@ -55,17 +56,26 @@ REGION = re.compile(r"(<!-- rendered from (\S+) by scripts/render_docs\.py: edit
 
 
 class Study:
-    """A committed study: ``results/reference/<name>/`` with ``summary.csv`` and ``runs/``."""
+    """A committed study: ``results/reference/<name>/`` with ``summary.csv`` and ``runs/``; with ``part`` (summary
+    column=value), only the configurations it picks (a directory holding groups recorded at several commits)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, **part):
         self.name, self.dir = name, REFERENCE / name
         self.summary = read_summary(self.dir / "summary.csv")
-        self._records = {r["run_id"]: r for r in iter_records(self.dir / "runs")}
-        self._trials = trial_frame(self._records.values())
+        records = {r["run_id"]: r for r in iter_records(self.dir / "runs")}
+        self._trials = trial_frame(records.values())
+        if part:
+            self.name += " (" + ", ".join(f"{k}={v}" for k, v in part.items()) + ")"
+            self.summary = self._where(self.summary, part).reset_index(drop=True)
+            self._trials = self._where(self._trials, part)
+            if self.summary.empty:
+                raise ZeroGNNError(f"study {self.name} picks no configuration")
+        self._records = {run_id: records[run_id] for run_id in self._trials["run_id"]}
         commits = sorted(set(self.summary["git_commit"].dropna()))
         if len(commits) != 1:
-            raise ZeroGNNError(f"study {name}'s records name {len(commits)} commits ({', '.join(commits) or 'none'}); "
-                               f"a rendered number comes from one study at one commit")
+            named = ", ".join(commits) or "none"
+            raise ZeroGNNError(f"study {self.name}'s records name {len(commits)} commits ({named}); a rendered "
+                               f"number comes from one study at one commit")
         self.commit = commits[0][:7]
 
     def _where(self, frame: pd.DataFrame, where: dict) -> pd.DataFrame:
@@ -159,7 +169,13 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, autoescape=False)
     studies: dict[str, Study] = {}
-    env.globals["study"] = lambda name: studies.setdefault(name, Study(name))
+    def study(name: str, **part) -> Study:
+        key = name + repr(sorted(part.items()))
+        if key not in studies:
+            studies[key] = Study(name, **part)
+        return studies[key]
+
+    env.globals["study"] = study
     env.filters["f"] = format
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     env.filters["median"] = statistics.median
