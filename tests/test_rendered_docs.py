@@ -66,3 +66,13 @@ def test_record_fields_come_per_trial_and_per_run():
         study.field("metrics.nothing", variant="zerognn")
     with pytest.raises(ZeroGNNError, match=r"picks 8 configurations, not one"):
         study.field("metrics.phase_s.total")
+
+
+def test_a_directory_of_several_commits_renders_one_part_at_a_time():
+    with pytest.raises(ZeroGNNError, match=r"records name 2 commits .*one study at one commit"):
+        render_docs.Study("h200")
+    part = render_docs.Study("h200", dataset="products-like", model="sage")
+    assert set(part.summary["dataset"]) == {"products-like"} and set(part.summary["model"]) == {"sage"}
+    assert len(part.values("metrics.step_ms_median")) == len(part.summary)  # the records of the part, no more
+    with pytest.raises(ZeroGNNError, match=r"picks no configuration"):
+        render_docs.Study("h200", dataset="ogbn-nothing")
