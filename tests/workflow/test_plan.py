@@ -106,12 +106,12 @@ def test_only_the_first_trial_is_profiled_and_evaluated_and_every_trial_is_timed
     assert "--trial" in third.arguments() and third.key.run_id.endswith("__t3")
 
 
-def test_the_run_counts_the_readme_gives_are_the_plans():
+def test_the_run_counts_the_docs_give_are_the_plans():
     import re
 
-    readme = " ".join((REPO / "README.md").read_text().split())
-    said = dict((name, int(n)) for name, n in re.findall(r"`([\w.-]+\.yaml)`,? \(?(\d+) runs", readme))
-    assert said, "the README names no config's run count"
+    running = " ".join((REPO / "docs" / "running.md").read_text().split())
+    said = dict((name, int(n)) for name, n in re.findall(r"`([\w.-]+\.yaml)`,? \(?(\d+) runs", running))
+    assert said, "docs/running.md names no config's run count"
     # in a fresh interpreter: other tests register variants of their own in this one
     script = ("import sys, yaml; from zerognn.workflow.plan import plan; s = yaml.safe_load(open(sys.argv[1])); "
               "c = {k: v['default'] for k, v in s['properties'].items() if 'default' in v} | "

@@ -65,8 +65,8 @@ def test_paper_config_plans_the_full_study_whatever_machine_plans_it(tmp_path):
     assert f"variants {variants}" in output, output
     counts = job_counts(output)
     assert counts["run"] == 3 * 3 * 3 * len(variants), output  # datasets x models x batch sizes x variants
-    said = re.search(r"`paper\.yaml` \((\d+) runs", (REPO / "README.md").read_text())
-    assert said and int(said.group(1)) == counts["run"], "the README's count of paper.yaml's runs is stale"
+    said = re.search(r"`paper\.yaml` \((\d+) runs", (REPO / "docs" / "running.md").read_text())
+    assert said and int(said.group(1)) == counts["run"], "docs/running.md's count of paper.yaml's runs is stale"
     assert counts["dataset"] == 3, output
     for name in ("summary", "render_figures"):
         assert counts[name] == 1, output
