@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..precision import PRECISIONS
 from ..records import iter_records
 from ..records.ids import COMPARISON_FIELDS, RunKey
 from ..records.summary import check_summary_current, read_summary, trial_row
@@ -87,8 +88,17 @@ def _peer_label(info: dict[str, Any]) -> str:
 def panels(df: pd.DataFrame, keys: list[str]) -> Iterator[tuple[str, pd.DataFrame]]:
     """Split ``df`` into panels by ``keys``; titles name the dataset and whichever other keys vary."""
     shown = [k for k in keys if k == "dataset" or df[k].nunique() > 1]
-    for values, sub in df.groupby(keys, sort=True):
+    groups = sorted(df.groupby(keys, sort=False), key=lambda group: tuple(map(_panel_order, keys, group[0])))
+    for values, sub in groups:
         yield " · ".join(_key_label(k, v) for k, v in zip(keys, values) if k in shown), sub
+
+
+def _panel_order(key: str, value: Any) -> Any:
+    """Where a panel's key value sorts: precisions in their declared order (float32 first), the rest by value."""
+    if key != "dtype":
+        return value
+    declared = list(PRECISIONS)
+    return (declared.index(value), "") if value in declared else (len(declared), value)
 
 
 def _key_label(key: str, value: Any) -> str:
