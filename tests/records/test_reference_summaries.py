@@ -1,6 +1,6 @@
-"""Every committed reference summary is what `zerognn summarize` makes of the records beside it, column for column:
-the medians, their intervals, the CVs and the bootstrap intervals of every ratio are reproducible from the records
-with the documented method (docs/measurement.md)."""
+"""Every committed reference summary is what `zerognn summarize` makes of the records beside it, byte for byte
+(its CSV and its markdown table): the medians, their intervals, the CVs and the bootstrap intervals of every ratio
+are reproducible from the records with the documented method (docs/measurement.md)."""
 
 from pathlib import Path
 
@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from zerognn.records.summary import read_summary, summarize
+from zerognn.records.table import markdown_table
 
 REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
 STUDIES = sorted(p.parent for p in REFERENCE.rglob("summary.csv") if (p.parent / "runs").is_dir())
@@ -22,3 +23,6 @@ def test_a_committed_summary_is_recomputed_from_its_records(study, tmp_path):
     committed = read_summary(study / "summary.csv")
     summarize(study / "runs", tmp_path / "summary.csv")  # provenance checked: one commit and machine per group
     pd.testing.assert_frame_equal(read_summary(tmp_path / "summary.csv"), committed, check_exact=True)
+    assert (tmp_path / "summary.csv").read_bytes() == (study / "summary.csv").read_bytes()
+    if (study / "summary.md").is_file():
+        assert markdown_table(read_summary(tmp_path / "summary.csv")) == (study / "summary.md").read_text()
