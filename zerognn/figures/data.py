@@ -93,12 +93,15 @@ def panels(df: pd.DataFrame, keys: list[str]) -> Iterator[tuple[str, pd.DataFram
         yield " · ".join(_key_label(k, v) for k, v in zip(keys, values) if k in shown), sub
 
 
+# Precisions in their declared order (zerognn.precision), float32 first: panels and the precision figure's x.
+PRECISION_INDEX = {name: i for i, name in enumerate(PRECISIONS)}
+
+
 def _panel_order(key: str, value: Any) -> Any:
-    """Where a panel's key value sorts: precisions in their declared order (float32 first), the rest by value."""
+    """Where a panel's key value sorts: precisions in their declared order, the rest by value."""
     if key != "dtype":
         return value
-    declared = list(PRECISIONS)
-    return (declared.index(value), "") if value in declared else (len(declared), value)
+    return (PRECISION_INDEX[value], "") if value in PRECISION_INDEX else (len(PRECISION_INDEX), value)
 
 
 def _key_label(key: str, value: Any) -> str:

@@ -15,7 +15,7 @@ from matplotlib.patches import Patch
 from ..catalog import BASELINE
 from ..precision import PRECISIONS
 from ..records.stats import MIN_TRIALS
-from .data import COMPARISON_KEYS, FigureData, panels
+from .data import COMPARISON_KEYS, PRECISION_INDEX, FigureData, panels
 from .draw import (
     ADDED_LOOK,
     EDGE,
@@ -46,8 +46,6 @@ STEP_CI = ("step_ms_median_ci_low", "step_ms_median_ci_high")
 SPEEDUP_CI = ("speedup_vs_host_mediated_ci_low", "speedup_vs_host_mediated_ci_high")
 TARGET_CI = ("time_to_target_s_ci_low", "time_to_target_s_ci_high")
 NOT_REACHED = "not reached by every seed"
-# The precision figure's x positions: the declared order (zerognn.precision), fp32 first.
-PRECISION_INDEX = {name: i for i, name in enumerate(PRECISIONS)}
 # The trials figure: a configuration's points spread over [slot - POINTS_AT - SPREAD, slot - POINTS_AT + SPREAD]
 # in trial order; its median tick and interval stand at slot + SUMMARY_AT.
 POINTS_AT, SPREAD, SUMMARY_AT, TICK = 0.1, 0.2, 0.25, 0.1
