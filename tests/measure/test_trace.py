@@ -146,6 +146,19 @@ def test_execution_metrics_set_busy_time_against_the_unprofiled_step():
     assert execution_metrics(0.5, None) == dict.fromkeys(EXECUTION_FIELDS)
 
 
+def test_a_device_driven_loops_gpu_time_is_all_measured_apart():
+    from zerognn.measure.execution import EXECUTION_FIELDS, execution_metrics
+
+    host_side = analyze_chrome_trace(GPU_TRACE, n_steps=2).host_side_only()
+    assert execution_metrics(0.5, host_side) == dict.fromkeys(EXECUTION_FIELDS)  # nothing measured apart
+    e = execution_metrics(0.5, host_side, untraced_ms_per_step=0.4)
+    assert e["gpu_busy_ms_per_step"] == e["gpu_untraced_ms_per_step"] == 0.4
+    assert e["gpu_exec_fraction"] == pytest.approx(0.8) and e["profiler_dilation"] == pytest.approx(1.2)
+    assert e["gpu_wait_host_ms_per_step"] is None  # the body's gaps are not in the trace
+    assert gpu_ms_by_class(host_side, 0.4) == {"device-launched (untraced)": 0.4}
+    assert gpu_ms_by_class(host_side) == {}
+
+
 def test_trace_file_plain_or_gzipped(tmp_path):
     plain, gz = tmp_path / "t.json", tmp_path / "t.json.gz"
     plain.write_text(json.dumps(GPU_TRACE))

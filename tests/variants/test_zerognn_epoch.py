@@ -4,6 +4,8 @@ import pytest
 import torch
 
 from zerognn.datasets import load_dataset
+from zerognn.measure.execution import UNTRACED_CLASS
+from zerognn.measure.untraced import untraced_gpu_ms_per_step
 
 from .runner import run_steps, same_bits
 from .test_zerognn import FANOUTS, _too_small
@@ -65,10 +67,33 @@ def test_a_run_of_zerognn_epoch_launches_once_a_block_and_times_steps_on_the_dev
     m = record["metrics"]
     assert m["host_syncs_per_step"] == 0 and m["host_launches_per_step"] == pytest.approx(1 / 8), m
     assert len(m["step_ms"]) == 8 and min(m["step_ms"]) > 0
-    # the trace shows a loop body once per launch: no GPU-side metric is read from it
-    assert m["gpu_exec_fraction"] is None and m["gpu_busy_ms_per_step"] is None and m["gpu_ms_by_class"] == {}
+    # the trace shows a loop body once per launch: no GPU-side metric is read from it; the body's GPU time
+    # comes from its replay from the host, and with it the execution fraction
+    busy = m["gpu_busy_ms_per_step"]
+    assert busy > 0 and m["gpu_untraced_ms_per_step"] == busy and 0 < m["gpu_exec_fraction"] <= 1, m
+    assert m["gpu_ms_by_class"] == {UNTRACED_CLASS: busy}
     assert m["gpu_activities_per_step"] is None and m["window_ms"] > 0
     # 5 + 8 timed steps, 13..23 untimed, the epoch 24..35, then the profiler's 1 + 8
     assert m["epoch_first_step"] == 24 and m["epoch_s_measured"] > 0
     assert record["variant_info"]["committed_steps"] == 45
     torch.cuda.synchronize()
+
+
+def test_the_body_replayed_from_the_host_reruns_the_last_steps_and_puts_everything_back(ds):
+    # 12 steps of 9 an epoch: the last five (7..11) cross an epoch boundary, whose order is rewound
+    v, _, _ = run_steps(ds, "zerognn-epoch", "sage", 12, fanouts=FANOUTS, blocks=[12])
+    kept = [v.graph._flat, v.ctx.loss_log, *v.control.tensors()]
+    before = [t.clone() for t in kept]
+    filled, sample = v.graph.orders.filled, [f.clone() for f in v.graph.sampled[0]]
+    replay = v.untraced_replay()
+    restore = replay.prepare()
+    assert int(v.control.state[0]) == 7 and replay.run() == 5
+    # the last step replayed is step 11 again (its sample), on the final parameters: state moved
+    assert all(torch.equal(a, b) for a, b in zip(sample, v.graph.sampled[0]))
+    assert int(v.control.state[0]) == 12 and not torch.equal(v.ctx.loss_log, before[1])
+    restore()
+    assert all(torch.equal(t, b) for t, b in zip(kept, before)) and v.graph.orders.filled == filled
+    assert untraced_gpu_ms_per_step(v.untraced_replay(), torch.device("cuda")) > 0
+    assert all(torch.equal(t, b) for t, b in zip(kept, before))
+    v.run_steps(12, 0)  # the loop's host side still agrees with the device
+    assert v.info()["committed_steps"] == 12

@@ -9,7 +9,7 @@ of (committed, rolled back) that ``end`` writes, so the host can follow progress
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import torch
@@ -62,6 +62,10 @@ class StepControl:
         self.mirror = torch.zeros(2, dtype=torch.int64, pin_memory=True)
         self._mirror_view = self.mirror.numpy()
         self._sampling_key = np.uint64(rng.key_int(self.seed, SAMPLING_PURPOSE))
+
+    def tensors(self) -> list[torch.Tensor]:
+        """Every tensor of the block, the pinned mirror among them."""
+        return [getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), torch.Tensor)]
 
     def read_mirror(self) -> tuple[int, int]:
         """(committed, rolled back) as of the last step the GPU finished: a host memory read, no API call."""

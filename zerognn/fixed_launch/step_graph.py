@@ -182,6 +182,35 @@ class StepGraph:
         self._grow(committed)
         return committed
 
+    # ------------------------------------------------------------------ running committed steps again
+
+    def rewind_for_rerun(self, count: int) -> Callable[[], None]:
+        """Set the device back ``count`` committed steps (at most an epoch), so that ``count`` host replays of
+        the graph run those steps again, on their batches and samples; returns what puts the training state,
+        the control block, the batch orders and the loss log back as they are now. With the GPU idle only
+        (after the run's last steps): what measures the loop body's GPU time (``zerognn-epoch``) uses it."""
+        device, control = self.ctx.device, self.control
+        torch.cuda.synchronize(device)
+        committed, _ = control.read_mirror()
+        if not 0 < count <= min(committed, self.ctx.steps_per_epoch):
+            raise ZeroGNNError(f"cannot run {count} of {committed} committed steps again (at most an epoch's "
+                               f"{self.ctx.steps_per_epoch}); this is a bug")
+        kept = [self._flat, self.ctx.loss_log, *control.tensors()]
+        copies, filled = [t.clone() for t in kept], self.orders.filled
+        first = committed - count
+        self.orders.rewind(first // self.ctx.steps_per_epoch)
+        control.state[0] = first
+        torch.cuda.synchronize(device)
+
+        def restore() -> None:
+            torch.cuda.synchronize(device)
+            for tensor, copy in zip(kept, copies):
+                tensor.copy_(copy)
+            torch.cuda.synchronize(device)
+            self.orders.filled = filled
+
+        return restore
+
     def _grow(self, global_step: int) -> None:
         need = self.control.need_max.tolist()
         ctx, envelope = self.ctx, self.envelope

@@ -198,7 +198,7 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
     api_events = [e for e in events if e.get("cat") in API_CATEGORIES]
     api = [e for e in api_events if _inside(_start(e), steps)]
     window_us = end - start
-    busy_us = _union_length([_interval(e) for e in gpu_events], start, end) if gpu_events else None
+    busy_us = union_length([_interval(e) for e in gpu_events], start, end) if gpu_events else None
     graph_launches = {_correlation(e) for e in api_events if api_name(e["name"]) in GRAPH_LAUNCH_CALLS} - {None}
     has_correlation = any(_correlation(e) is not None for e in gpu_events)
     gap_us = _gaps_inside_launches(gpu_events, graph_launches, start, end) if has_correlation else None
@@ -359,7 +359,7 @@ def _inside(t: float, ranges: list[tuple[float, float]]) -> bool:
     return i >= 0 and ranges[i][0] <= t < ranges[i][1]
 
 
-def _union_length(intervals: Iterable[tuple[float, float]], lo: float, hi: float) -> float:
+def union_length(intervals: Iterable[tuple[float, float]], lo: float, hi: float) -> float:
     """Length of the union of ``intervals`` clipped to [lo, hi]."""
     total, cur_start, cur_end = 0.0, None, None
     for s, e in sorted((max(s, lo), min(e, hi)) for s, e in intervals):

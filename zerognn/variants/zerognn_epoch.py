@@ -13,7 +13,9 @@ through the mirror, grows the envelope, re-captures, rebuilds the loop and launc
 device's counter: no batch is dropped, repeated or reordered, and the updates are zerognn's.
 
 Each loop iteration stamps the GPU's clock (%globaltimer) when a step begins, so the run loop keeps
-per-step times (median, p10-p90) without a host call per step.
+per-step times (median, p10-p90) without a host call per step. The profiler reports the loop body's kernels
+once per launch, so the measurement layer (``zerognn.measure.untraced``) times the body by replaying the step
+graph from the host for the last steps, with the training state put back afterwards.
 """
 
 from __future__ import annotations
@@ -26,9 +28,12 @@ import torch
 from ..fixed_launch.device_loop import DeviceLoop
 from ..fixed_launch.envelope_policy import CalibratedEnvelope
 from ..fixed_launch.step_graph import StepGraph
+from ..measure.untraced import UntracedReplay
 from ..sampling import epoch_permutation
 from . import register
 from .base import Variant
+
+_REPLAYED_STEPS = 5  # the profiled window's length by default
 
 
 @register
@@ -105,6 +110,20 @@ class ZeroGNNEpoch(CalibratedEnvelope, Variant):
     def finish(self) -> None:
         self.run_steps(self._expected, 0)
         torch.cuda.synchronize(self.ctx.device)
+
+    def untraced_replay(self) -> UntracedReplay | None:
+        """The loop's body, whose kernels the trace shows once per launch: the step graph replayed from the host
+        for the last committed steps (the profiled window's, on their batches), everything it changes put back."""
+        count = min(_REPLAYED_STEPS, self.graph.progress()[0], self.ctx.steps_per_epoch)
+        if not count:
+            return None
+
+        def run() -> int:
+            for _ in range(count):
+                self.graph.graph.replay()
+            return count
+
+        return UntracedReplay(run, kernels=None, prepare=lambda: self.graph.rewind_for_rerun(count))
 
     def step_stamps_ns(self, first: int, count: int) -> list[int]:
         torch.cuda.synchronize(self.ctx.device)
