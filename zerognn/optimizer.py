@@ -5,15 +5,19 @@
 ``torch._dynamo`` on a method's first call just to build that mark: seconds of every run on the H200 host
 (``phase_s`` shows them), whether or not anything compiles. Outside a compiled frame the mark changes
 nothing, so a run resolves it to the plain method up front (``keep_dynamo_unloaded``) and a variant that
-compiles takes it back before compiling (``restore_dynamo_marks``). ``Adam.step`` itself still imports
-dynamo, so variants that call it load it in their first warm-up step; the ZeroGNN variants step Adam
-through its fused kernel and never load it.
+compiles takes it back before compiling (``restore_dynamo_marks``). ``Adam.step`` itself imports dynamo
+too, for graph breaks that only a compiled frame heeds, so a GPU run steps Adam through ``adam_step``: the
+fused kernel over the whole tensors, the launches ``Adam.step`` makes, bit for bit, without its wrappers
+(the ZeroGNN variants launch the same kernel over chunks, ``zerognn.fixed_launch.chunked_adam``).
 """
 
 from __future__ import annotations
 
 import torch
 from torch.optim import Optimizer
+
+from .errors import ZeroGNNError
+from .fixed_launch.chunked_adam import chunked_fused_adam_step
 
 # The attribute torch._disable_dynamo caches its wrapped function in (torch/_compile.py).
 _CACHE = "__dynamo_disable"
@@ -46,3 +50,33 @@ def build_adam(params, lr: float, cuda: bool) -> torch.optim.Adam:
     alike) and capturable, so that a variant may record its step in a CUDA Graph."""
     keep_dynamo_unloaded()
     return torch.optim.Adam(params, lr=lr, capturable=cuda, fused=cuda)
+
+
+def materialize_adam_state(optimizer: torch.optim.Adam) -> None:
+    """Create Adam's lazily-initialised state now, as its first step would (zero moments, step 0), through
+    ``load_state_dict`` rather than a step: nothing moves, and ``Adam.step`` (which loads dynamo) is not called."""
+    if type(optimizer) is not torch.optim.Adam:
+        raise ZeroGNNError(f"Adam's state up front is for torch.optim.Adam, not {type(optimizer).__name__}")
+    saved = optimizer.state_dict()
+    index = 0  # state_dict numbers the parameters across the groups, in order
+    for group in optimizer.param_groups:
+        keys = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if group["amsgrad"] else [])
+        for p in group["params"]:
+            # load_state_dict puts each value on its parameter's device, a tensor step in float32 where Adam is
+            # capturable or fused, as Adam's own initialisation does.
+            state = {"step": torch.zeros((), dtype=torch.float32)}
+            state.update({k: torch.zeros_like(p, memory_format=torch.preserve_format) for k in keys})
+            saved["state"][index] = state
+            index += 1
+    optimizer.load_state_dict(saved)
+
+
+def adam_step(optimizer: torch.optim.Optimizer) -> None:
+    """``optimizer.step()``; for a fused Adam (a GPU run's, ``build_adam``) its fused kernel over the whole tensors
+    without ``Adam.step``'s wrappers, whose first call imports dynamo (seconds of every process on the H200 host)."""
+    if type(optimizer) is not torch.optim.Adam or not all(g.get("fused") for g in optimizer.param_groups):
+        optimizer.step()
+        return
+    if not optimizer.state:
+        materialize_adam_state(optimizer)
+    chunked_fused_adam_step(optimizer, chunk=None)

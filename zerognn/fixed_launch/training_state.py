@@ -19,28 +19,9 @@ import torch
 from torch import nn
 
 from ..errors import ZeroGNNError
+from ..optimizer import materialize_adam_state
 
 ALIGN_FLOATS = 64  # each view's start, in floats: 256 bytes
-
-
-def _materialize_adam_state(optimizer: torch.optim.Optimizer, params: list[nn.Parameter]) -> None:
-    """Create Adam's lazily-initialised state now, as its first step would (zero moments, step 0), through
-    ``load_state_dict`` rather than a step: nothing moves, and ``Adam.step`` (which loads dynamo) is not called."""
-    if type(optimizer) is not torch.optim.Adam:
-        raise ZeroGNNError(f"a flat training state supports torch.optim.Adam, not {type(optimizer).__name__}")
-    if any(optimizer.state.get(p) for p in params):
-        raise ZeroGNNError("flatten the training state before the optimizer's first step")
-    saved = optimizer.state_dict()
-    index = {id(p): i for i, p in enumerate(params)}
-    for group in optimizer.param_groups:
-        keys = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if group["amsgrad"] else [])
-        for p in group["params"]:
-            # load_state_dict puts each value on its parameter's device, a tensor step in float32 where Adam is
-            # capturable or fused, as Adam's own initialisation does.
-            state = {"step": torch.zeros((), dtype=torch.float32)}
-            state.update({k: torch.zeros_like(p, memory_format=torch.preserve_format) for k in keys})
-            saved["state"][index[id(p)]] = state
-    optimizer.load_state_dict(saved)
 
 
 def flatten_training_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> torch.Tensor:
@@ -51,7 +32,11 @@ def flatten_training_state(model: nn.Module, optimizer: torch.optim.Optimizer) -
     params = [p for group in optimizer.param_groups for p in group["params"]]
     if {id(p) for p in params} != {id(p) for p in model.parameters()}:
         raise ZeroGNNError("the optimizer must own exactly the model's parameters")
-    _materialize_adam_state(optimizer, params)
+    if type(optimizer) is not torch.optim.Adam:
+        raise ZeroGNNError(f"a flat training state supports torch.optim.Adam, not {type(optimizer).__name__}")
+    if any(optimizer.state.get(p) for p in params):
+        raise ZeroGNNError("flatten the training state before the optimizer's first step")
+    materialize_adam_state(optimizer)
     slots: list[tuple[torch.Tensor, nn.Parameter, str | None]] = []
     for p in params:
         slots.append((p.data, p, None))

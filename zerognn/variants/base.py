@@ -22,6 +22,7 @@ from ..distributed import SINGLE, World, average_gradients
 from ..measure.memory import PeakMemory
 from ..measure.trace import phase
 from ..measure.untraced import UntracedReplay
+from ..optimizer import adam_step
 from ..sampling import batch_seeds, epoch_permutation
 
 
@@ -85,7 +86,7 @@ class Variant(ABC):
             if self.ctx.world.size > 1:
                 average_gradients(list(self.ctx.model.parameters()), self.ctx.world)
         with phase("optimizer"):
-            self.ctx.optimizer.step()
+            adam_step(self.ctx.optimizer)
         self.ctx.loss_log[global_step] = loss.detach()
 
     @abstractmethod

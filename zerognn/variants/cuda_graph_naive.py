@@ -25,6 +25,7 @@ from ..cuda.gather import gather_labels, model_input
 from ..cuda.loss import backward, cross_entropy
 from ..cuda.segment_graphs import SegmentGraphs
 from ..distributed import average_gradients
+from ..optimizer import adam_step
 from . import register
 from .base import phase
 from .host_mediated import HostMediated
@@ -124,7 +125,7 @@ class CudaGraphNaive(HostMediated):
             backward(loss)
             if ctx.world.size > 1:
                 average_gradients(list(ctx.model.parameters()), ctx.world)
-            ctx.optimizer.step()
+            adam_step(ctx.optimizer)
             return loss
 
         return segment
