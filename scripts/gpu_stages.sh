@@ -15,9 +15,10 @@
 #                 same machine, each the same command; rounds already recorded are kept as they are.
 #                 A machine released between calls takes the records with it: a study starts again on the
 #                 next (records carried to it would be re-made, which scripts/whole_rounds.py refuses).
-#                 PRECISION=tf32 (say) records only that precision's runs of CONFIG: a study whose every round
-#                 does not fit one call (the precision study: a precision's 42 runs take about 8 minutes)
-#                 records each precision, its own comparison group, in a call of its own
+#                 ONLY=dataset=products-like,batch_size=1024 (say) records only the runs whose key has those
+#                 values, with the same run ids and order (PRECISION=tf32 is ONLY=dtype=tf32): a study whose every
+#                 round does not fit one call (the precision study: a precision's 42 runs take about 8 minutes)
+#                 records each comparison group, or a few, on a machine of their own
 #   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target in whole rounds, one seed a round,
 #                 up to round ROUNDS (default: all six): the same command in calls back to back
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
@@ -38,13 +39,16 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 source scripts/install_wheels.sh  # .whl/ and any .whl-*/ carried beside the tree
 DATASET=data/papers100M-like
+# ONLY=field=value[,...] records only those runs of a study (scripts/round_targets.py --only); PRECISION=p is ONLY=dtype=p
+ONLY=${ONLY:-}
+[ -z "${PRECISION:-}" ] || ONLY="dtype=$PRECISION${ONLY:+,$ONLY}"
 
 # Rounds 1..N of a study (N: $2, 0 for all) in whole rounds within ROUND_BUDGET (default 480) seconds of the
 # stage's start (scripts/whole_rounds.py; lower it when another stage runs first in the same call: the call's
 # limit counts from its own start), then the summary of what is recorded. $1: the config file; the log goes to $3.
 whole_rounds() {
     python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" \
-        --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3"
+        --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3" --only "$ONLY"
     zerognn summarize --runs results/runs --out results/summary.csv --markdown results/summary.md \
         --figures results/figures.json >> "$3" 2>&1 || echo "summary failed (see $3)"
 }
@@ -104,18 +108,6 @@ interference)
 trials)
     # whole rounds of the trials study (each round every variant once), as many as end within this call
     config=${CONFIG:-workflow/config/h200-trials.yaml}
-    if [ -n "${PRECISION:-}" ]; then  # the same study cut to one precision: the same run ids and parameters
-        one=$(mktemp --suffix=.yaml)
-        python3 - "$config" "$PRECISION" "$one" <<'PY' || exit 1
-import sys, yaml
-config = yaml.safe_load(open(sys.argv[1]))
-if sys.argv[2] not in config.get("precisions", ["float32"]):
-    sys.exit(f"PRECISION={sys.argv[2]} is not one of {sys.argv[1]}'s precisions ({config.get('precisions')})")
-config["precisions"] = [sys.argv[2]]
-yaml.safe_dump(config, open(sys.argv[3], "w"), sort_keys=False)
-PY
-        config=$one
-    fi
     whole_rounds "$config" "${TRIALS:-0}" "$OUT/snakemake-trials.log"
     python3 - <<'PY'
 import glob, json

@@ -2,24 +2,55 @@
 
 A study runs each comparison group's trials and seeds in rounds (``zerognn.workflow.plan.trial_order``): round r
 is every group's r-th (seed, trial) pair, each variant once. This prints the records of round ROUND, one path per
-line, for Snakemake to make as its targets; or, with ``--count``, how many rounds the study has.
+line, for Snakemake to make as its targets; or, with ``--count``, how many rounds the study has. ``--only`` keeps
+the runs whose key has the given values (``dtype=tf32``, ``dataset=products-like,model=sage,batch_size=1024``): one
+comparison group, or a few, of a study that does not fit one machine's calls, with the same run ids and order.
 
     python scripts/round_targets.py workflow/config/h200-trials.yaml 3
     python scripts/round_targets.py workflow/config/h200-tta.yaml --count
+    python scripts/round_targets.py workflow/config/h200-precision.yaml 1 --only dtype=bfloat16
 """
 
 import argparse
+from dataclasses import fields
 from pathlib import Path
 
 import yaml
 
+from zerognn.errors import ZeroGNNError
+from zerognn.records.ids import RunKey, fanouts_label
 from zerognn.workflow.plan import plan
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
 
-def round_records(config_path: str) -> list[list[str]]:
-    """Each round's record paths, in the order the study runs its rounds."""
+# What --only may select on: a run key's fields but the trial (a round is one trial of every group).
+ONLY_FIELDS = [f.name for f in fields(RunKey) if f.name != "trial"]
+
+
+def parse_only(spec: str) -> dict[str, str]:
+    """``field=value,field=value`` -> {field: value}; a one-line error for anything else."""
+    selected = {}
+    for part in filter(None, spec.split(",")):
+        field, sep, value = part.partition("=")
+        if not sep or field not in ONLY_FIELDS or not value:
+            raise ZeroGNNError(f"--only {spec!r}: give field=value pairs joined by commas, the fields among "
+                               f"{', '.join(ONLY_FIELDS)} (e.g. dataset=products-like,batch_size=1024)")
+        selected[field] = value
+    return selected
+
+
+def _written(key: RunKey, field: str) -> str:
+    """A key field's value as --only writes it (fanouts 15-10-5, a flag true/false)."""
+    value = getattr(key, field)
+    if field == "fanouts":
+        return fanouts_label(value)
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def round_records(config_path: str, only: dict[str, str] | None = None) -> list[list[str]]:
+    """Each round's record paths, in the order the study runs its rounds; with ``only``, of the runs whose key has
+    those values (a one-line error where no run of the study has one of them)."""
     schema = yaml.safe_load(SCHEMA.read_text())
     defaults = {k: v["default"] for k, v in schema["properties"].items() if "default" in v}
     config = defaults | yaml.safe_load(Path(config_path).read_text())
@@ -29,6 +60,13 @@ def round_records(config_path: str) -> list[list[str]]:
 
         target = "gpu" if torch.cuda.is_available() else "cpu"
     keys = plan(config, target).keys
+    for field, value in (only or {}).items():
+        wanted = value.lower() if field == "deterministic" else value
+        values = sorted({_written(k, field) for k in keys})
+        if wanted not in values:
+            raise ZeroGNNError(f"--only {field}={value}: no run of {config_path} has it, among the runs selected so "
+                               f"far ({field}: {', '.join(values) or 'none'})")
+        keys = [k for k in keys if _written(k, field) == wanted]
     pairs = sorted({(k.seed, k.trial) for k in keys})
     runs = f"{config['results_dir']}/runs"
     return [[f"{runs}/{k.run_id}.json" for k in keys if (k.seed, k.trial) == pair] for pair in pairs]
@@ -39,8 +77,12 @@ def main() -> None:
     parser.add_argument("config")
     parser.add_argument("round", nargs="?", type=int, help="1-based")
     parser.add_argument("--count", action="store_true", help="print how many rounds the study has")
+    parser.add_argument("--only", default="", help="field=value[,field=value]: only the runs whose key has these")
     args = parser.parse_args()
-    rounds = round_records(args.config)
+    try:
+        rounds = round_records(args.config, parse_only(args.only))
+    except ZeroGNNError as e:
+        parser.exit(2, f"round_targets: {e}\n")
     if args.count:
         print(len(rounds))
     elif args.round is None or not 1 <= args.round <= len(rounds):

@@ -29,7 +29,9 @@ import sys
 import time
 from pathlib import Path
 
-from round_targets import round_records
+from round_targets import parse_only, round_records
+
+from zerognn.errors import ZeroGNNError
 
 TRIGGERS = ["--rerun-triggers", "params", "input", "code"]  # not mtime: every call copies the tree anew
 NEWER_INPUT = "Updated input files"  # Snakemake's reason for a record older than an input
@@ -59,9 +61,15 @@ def main() -> int:
                         "started round must end (default 480)")
     parser.add_argument("--timeout", type=float, default=560, help="seconds one round's invocation may take")
     parser.add_argument("--log", type=Path, required=True, help="Snakemake's output goes here (appended)")
+    parser.add_argument("--only", default="", help="field=value[,field=value]: only the runs whose key has these "
+                        "(scripts/round_targets.py): a study's comparison groups recorded a few at a time")
     args = parser.parse_args()
 
-    rounds = round_records(args.config)
+    try:
+        rounds = round_records(args.config, parse_only(args.only))
+    except ZeroGNNError as e:
+        print(f"whole_rounds: {e}")
+        return 2
     if args.rounds:
         rounds = rounds[:args.rounds]
     start = time.monotonic()

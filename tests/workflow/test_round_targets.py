@@ -32,3 +32,19 @@ def test_a_round_of_seeds_is_every_variant_that_trains_that_seed():
 def test_a_round_past_the_last_is_one_line_naming_the_range():
     rc, _, err = targets("workflow/config/h200-tta.yaml", "7")
     assert rc == 2 and err.strip().endswith("give a round from 1 to 6, or --count")
+
+
+def test_only_keeps_the_runs_whose_key_has_the_values_with_their_ids_and_order():
+    every = targets("workflow/config/h200-precision.yaml", "2")[1]
+    rc, tf32, _ = targets("workflow/config/h200-precision.yaml", "2", "--only", "dtype=tf32")
+    assert rc == 0 and len(tf32) == 7 and tf32 == [p for p in every if "__ptf32" in p]
+    rc, gcn, _ = targets("workflow/config/h200-reference.yaml", "1", "--only", "dataset=products-like,model=gcn")
+    assert rc == 0 and len(gcn) == 7 and all(p.split("/")[-1].startswith("products-like__gcn__") for p in gcn)
+
+
+def test_only_refuses_in_one_line_what_no_run_has_or_no_key_names():
+    rc, _, err = targets("workflow/config/h200-reference.yaml", "1", "--only", "dataset=products-like,dtype=tf32")
+    assert rc == 2 and "--only dtype=tf32: no run of" in err and "(dtype: float32)" in err
+    assert len(err.strip().splitlines()) == 1
+    rc, _, err = targets("workflow/config/h200-reference.yaml", "1", "--only", "colour=red")
+    assert rc == 2 and "give field=value pairs" in err and "batch_size" in err
