@@ -4,23 +4,17 @@
 # made back to back, and each stage packs what it made into $OUT (default /tmp/out).
 #   STAGE=build  builds data/papers100M-like from nothing (timed; progress in $OUT/build.log), then the
 #                GPU tests of the >2^31 paths, the CUDA sampler against the reference on the full graph
-#   STAGE=runs   records workflow/config/h200-papers.yaml: every variant in this one call
-#   STAGE=epoch  records workflow/config/h200-epoch.yaml (zerognn against zerognn-epoch, one call)
-#   STAGE=interference  records workflow/config/h200-interference.yaml (every variant, host load 0 and 16)
-#   STAGE=determinism  records workflow/config/h200-determinism.yaml (deterministic mode against the default)
-#   STAGE=trials  records workflow/config/h200-trials.yaml, or CONFIG's (the peers study:
-#                 CONFIG=workflow/config/h200-peers.yaml), in whole rounds (whole_rounds below) up to round
-#                 TRIALS (default: all). A round of the trials study takes 65-85 s (at ef3de31; the first
-#                 call also installs and builds the dataset): ten rounds take two calls back to back on the
-#                 same machine, each the same command; rounds already recorded are kept as they are.
-#                 A machine released between calls takes the records with it: a study starts again on the
-#                 next (records carried to it would be re-made, which scripts/whole_rounds.py refuses).
-#                 ONLY=dataset=products-like,batch_size=1024 (say) records only the runs whose key has those
-#                 values, with the same run ids and order (PRECISION=tf32 is ONLY=dtype=tf32): a study whose every
-#                 round does not fit one call (the precision study: a precision's 42 runs take about 8 minutes)
-#                 records each comparison group, or a few, on a machine of their own
-#   STAGE=tta     records workflow/config/h200-tta.yaml's runs to the target in whole rounds, one seed a round,
-#                 up to round ROUNDS (default: all six): the same command in calls back to back
+#   STAGE=<study>  records workflow/config/h200-<study>.yaml in whole rounds (whole_rounds below: each round
+#                every variant of each comparison group once, a group's trials in rotating order), as many as
+#                end within ROUND_BUDGET, up to round ROUNDS (default: all); the same command again, in calls back
+#                to back on the same machine, records the rest (rounds already recorded are kept as they are).
+#                A machine released between calls takes the records with it: a study starts again on the next
+#                (records carried to it would be re-made, which scripts/whole_rounds.py refuses). The studies:
+#                reference, trials (or CONFIG's), precision, small-batch, peers, epoch, interference,
+#                determinism, tta (a round is a seed), papers (alias runs; after STAGE=build on the machine).
+#                ONLY=dataset=products-like,batch_size=1024 (say) records only the runs whose key has those
+#                values, with the same run ids and order (PRECISION=tf32 is ONLY=dtype=tf32): a study whose
+#                rounds do not fit a few calls records each comparison group, or a few, on a machine of their own
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
 #                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved;
 #                 CONTROL=1 adds, after each, a process with no profiler session between its windows
@@ -53,7 +47,7 @@ whole_rounds() {
         --figures results/figures.json >> "$3" 2>&1 || echo "summary failed (see $3)"
 }
 
-case "${STAGE:?set STAGE to build, runs, epoch, interference, determinism, trials, tta, aftereffect, cost or tests}" in
+case "${STAGE:?set STAGE to build, a study (reference, trials, precision, small-batch, peers, epoch, interference, determinism, tta, papers), aftereffect, cost or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -67,65 +61,23 @@ build)
     ZEROGNN_FULL_DATASET_DIR=$DATASET timeout "${PYTEST_TIMEOUT:-200}" python3 -m pytest -m gpu -q \
         -p no:cacheprovider tests/sampling/test_wide_offsets.py 2>&1 | tee "$OUT/pytest-wide.log" | tail -3
     ;;
-determinism)
-    start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-560}" python3 -m snakemake --cores all \
-        --configfile workflow/config/h200-determinism.yaml > "$OUT/snakemake.log" 2>&1
-    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
-    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['model', 'variant', 'batch_size',
-        'deterministic', 'step_ms_median', 'epoch_s_measured', 'final_loss']].to_string())" 2>/dev/null
-    tar czf "$OUT/determinism.tgz" results logs figures 2>/dev/null
-    ;;
-runs)
-    start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-540}" python3 -m snakemake --cores all --configfile workflow/config/h200-papers.yaml \
-        > "$OUT/snakemake.log" 2>&1
-    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
-    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'step_ms_median',
-        'epoch_s', 'epoch_s_measured', 'peak_mem_bytes', 'speedup_vs_host_mediated']].to_string())" 2>/dev/null
-    tar czf "$OUT/papers.tgz" results logs figures 2>/dev/null
-    ;;
-epoch)
-    # the device-driven epoch's records (workflow/config/h200-epoch.yaml), in this one call
-    start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-400}" python3 -m snakemake --cores all --configfile workflow/config/h200-epoch.yaml \
-        > "$OUT/snakemake-epoch.log" 2>&1
-    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
-    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'batch_size', 'step_ms_median',
-        'epoch_s', 'epoch_s_measured', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
-    tar czf "$OUT/epoch.tgz" results logs figures 2>/dev/null
-    ;;
-interference)
-    # every variant alone and under host load (workflow/config/h200-interference.yaml), in this one call
-    start=$(date +%s)
-    timeout "${SNAKEMAKE_TIMEOUT:-480}" python3 -m snakemake --cores all \
-        --configfile workflow/config/h200-interference.yaml > "$OUT/snakemake-interference.log" 2>&1
-    echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
-    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'host_load', 'step_ms_median',
-        'slowdown_vs_no_load', 'host_launches_per_step', 'host_syncs_per_step']].to_string())" 2>/dev/null
-    tar czf "$OUT/interference.tgz" results logs figures 2>/dev/null
-    ;;
-trials)
-    # whole rounds of the trials study (each round every variant once), as many as end within this call
-    config=${CONFIG:-workflow/config/h200-trials.yaml}
-    whole_rounds "$config" "${TRIALS:-0}" "$OUT/snakemake-trials.log"
+trials|papers|runs|epoch|interference|determinism|tta|peers|precision|small-batch|reference)
+    # a study in whole rounds (each round every variant of each group once), as many as end within this call
+    case $STAGE in
+        trials) config=${CONFIG:-workflow/config/h200-trials.yaml} ;;
+        runs|papers) config=workflow/config/h200-papers.yaml ;;  # after STAGE=build on the same machine
+        *) config=workflow/config/h200-$STAGE.yaml ;;
+    esac
+    whole_rounds "$config" "${ROUNDS:-${TRIALS:-0}}" "$OUT/snakemake-$STAGE.log"
     python3 - <<'PY'
 import glob, json
 for path in sorted(glob.glob("results/runs/*.json")):
     r = json.load(open(path))
     p = r["metrics"]["phase_s"]
-    print(f"{r['run_id'][21:]:<44} {r['metrics']['step_ms_median']:8.3f} ms  " + " ".join(f"{k}={v:.2f}" for k, v in p.items()))
+    print(f"{r['run_id'][:60]:<60} {r['metrics']['step_ms_median']:8.3f} ms  " + " ".join(f"{k}={v:.2f}" for k, v in p.items()))
 PY
-    cut -d'|' -f4,7-9,11 results/summary.md 2>/dev/null
-    tar czf "$OUT/trials.tgz" results logs figures 2>/dev/null
-    ;;
-tta)
-    # whole rounds of the study's seeds (round r: seed r - 1, every variant that trains it)
-    whole_rounds workflow/config/h200-tta.yaml "${ROUNDS:-0}" "$OUT/snakemake-tta.log"
-    python3 -c "import pandas as pd; print(pd.read_csv('results/summary.csv')[['variant', 'trials', 'targets_reached',
-        'time_to_target_s', 'time_to_target_with_setup_s', 'epochs_to_target', 'final_val_acc_mean',
-        'tta_speedup_vs_host_mediated']].to_string())" 2>/dev/null
-    tar czf "$OUT/tta.tgz" results logs figures 2>/dev/null
+    cut -d'|' -f2-4,6-9,11 results/summary.md 2>/dev/null
+    tar czf "$OUT/$STAGE.tgz" results logs figures 2>/dev/null
     ;;
 aftereffect)
     # needs data/products-like (STAGE=trials or cost builds it); one fresh process per variant per round
