@@ -16,8 +16,8 @@ def targets(*args):
 def test_a_round_of_trials_is_every_variant_once_at_that_trial():
     assert targets("workflow/config/h200-trials.yaml", "--count")[1] == ["10"]
     rc, paths, _ = targets("workflow/config/h200-trials.yaml", "3")
-    assert rc == 0 and len(paths) == 8 and all(p.startswith("results/runs/") and p.endswith("__t3.json") for p in paths)
-    assert len({p.split("__")[2] for p in paths}) == 8  # eight variants
+    assert rc == 0 and len(paths) == 10 and all(p.startswith("results/runs/") and p.endswith("__t3.json") for p in paths)
+    assert len({p.split("__")[2] for p in paths}) == 10  # eight variants and the two pyg peers
 
 
 def test_a_round_of_seeds_is_every_variant_that_trains_that_seed():
@@ -39,7 +39,7 @@ def test_only_keeps_the_runs_whose_key_has_the_values_with_their_ids_and_order()
     rc, tf32, _ = targets("workflow/config/h200-precision.yaml", "2", "--only", "dtype=tf32")
     assert rc == 0 and len(tf32) == 7 and tf32 == [p for p in every if "__ptf32" in p]
     rc, gcn, _ = targets("workflow/config/h200-reference.yaml", "1", "--only", "dataset=products-like,model=gcn")
-    assert rc == 0 and len(gcn) == 7 and all(p.split("/")[-1].startswith("products-like__gcn__") for p in gcn)
+    assert rc == 0 and len(gcn) == 8 and all(p.split("/")[-1].startswith("products-like__gcn__") for p in gcn)
 
 
 def test_only_refuses_in_one_line_what_no_run_has_or_no_key_names():
