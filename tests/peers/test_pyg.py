@@ -112,15 +112,25 @@ def test_without_torch_geometric_the_peer_is_one_line(monkeypatch):
 
 
 def test_the_peers_study_plans_every_variant_at_three_batch_sizes_with_six_trials():
+    import importlib.util
+
     import yaml
 
     from ..workflow.test_plan import REPO, SCHEMA
 
-    config = yaml.safe_load((REPO / "workflow/config/h200-peers.yaml").read_text())
-    runs = plan({k: v["default"] for k, v in SCHEMA["properties"].items() if "default" in v} | config, "gpu")
-    assert len(runs.keys) == 4 * 3 * 6 and not runs.left_out
+    config = {k: v["default"] for k, v in SCHEMA["properties"].items() if "default" in v} | yaml.safe_load(
+        (REPO / "workflow/config/h200-peers.yaml").read_text())
+    variants = ["host-mediated", "zerognn", "pyg", "pyg-compile", "wholegraph"]
+    assert config["variants"] == variants
+    if importlib.util.find_spec("pylibwholegraph") is None:  # the plan stops in one line; the rest plans as is
+        with pytest.raises(ZeroGNNError, match=r"^the wholegraph peer needs pylibwholegraph"):
+            plan(config, "gpu")
+        variants.remove("wholegraph")
+        config |= {"variants": variants, "variant_modules": ["zerognn.peers.pyg"]}
+    runs = plan(config, "gpu")
+    assert len(runs.keys) == len(variants) * 3 * 6 and not runs.left_out
     assert {(k.variant, k.batch_size) for k in runs.keys if k.trial == 6} == {
-        (v, b) for v in ("host-mediated", "zerognn", "pyg", "pyg-compile") for b in (256, 1024, 4096)}
+        (v, b) for v in variants for b in (256, 1024, 4096)}
 
 
 @pytest.mark.gpu
