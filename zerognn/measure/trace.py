@@ -181,12 +181,7 @@ def analyze_chrome_trace(trace: dict[str, Any] | str | os.PathLike, n_steps: int
     """Compute :class:`TraceMetrics` from a trace (dict or file) of a window of ``n_steps`` steps."""
     if n_steps < 1:
         raise ZeroGNNError(f"n_steps must be at least 1 to analyse a trace, got {n_steps}.")
-    if not isinstance(trace, dict):
-        trace = load_chrome_trace(trace)
-    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
-    annotations = [e for e in events if e.get("cat") == ANNOTATION_CATEGORY]
-
-    start, end = _window(annotations)
+    events, annotations, (start, end) = _windowed(trace)
     steps = sorted(_interval(e) for e in annotations if e["name"] == STEP and start <= _start(e) < end)
     if len(steps) != n_steps:
         raise ZeroGNNError(
@@ -235,11 +230,7 @@ def window_gpu_activities(trace: dict[str, Any] | str | os.PathLike) -> tuple[li
     The exported trace also holds the lead-in step (``PROFILER_LEAD_IN_STEPS``), run before the window:
     per-step figures read from the whole trace would count it as one more step's work.
     """
-    if not isinstance(trace, dict):
-        trace = load_chrome_trace(trace)
-    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
-    annotations = [e for e in events if e.get("cat") == ANNOTATION_CATEGORY]
-    start, end = _window(annotations)
+    events, annotations, (start, end) = _windowed(trace)
     n_steps = sum(e["name"] == STEP and start <= _start(e) < end for e in annotations)
     inside = [e for e in events if e.get("cat") in GPU_ACTIVITY_CATEGORIES and start <= _start(e) < end]
     return sorted(inside, key=_start), n_steps
@@ -314,6 +305,16 @@ def _start(event: dict[str, Any]) -> float:
 def _interval(event: dict[str, Any]) -> tuple[float, float]:
     start = _start(event)
     return start, start + float(event.get("dur", 0.0))
+
+
+def _windowed(trace: dict[str, Any] | str | os.PathLike
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[float, float]]:
+    """A trace's complete events, its annotations among them, and its window's span."""
+    if not isinstance(trace, dict):
+        trace = load_chrome_trace(trace)
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    annotations = [e for e in events if e.get("cat") == ANNOTATION_CATEGORY]
+    return events, annotations, _window(annotations)
 
 
 def _window(annotations: list[dict[str, Any]]) -> tuple[float, float]:
