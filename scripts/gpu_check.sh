@@ -47,10 +47,12 @@ import glob, json, statistics
 sides = {}
 for path in sorted(glob.glob("results/check/*/*/*.json")):
     r = json.load(open(path)); m = r["metrics"]
+    f3 = lambda v: "-" if v is None else f"{v:.3f}"  # a device-driven loop's GPU side may be unknown
     print(f"{path.split('/')[-3]:<6} {r['config']['variant']:<18} B={r['config']['batch_size']:<5} {r['config'].get('dtype', 'float32'):<8}"
           f" {m['step_ms_median']:7.3f} ms"
-          f"  exec {m['gpu_exec_fraction']:.3f}  busy {m['gpu_busy_ms_per_step']:.3f}  act {m.get('gpu_activities_per_step')}"
-          f"  floor {m.get('floor_ms')}  peak {m['peak_mem_bytes'] / 2**20:7.1f} MiB  loss[-1] {r['losses'][-1]:.5f}")
+          f"  exec {f3(m['gpu_exec_fraction'])}  busy {f3(m['gpu_busy_ms_per_step'])}  act {m.get('gpu_activities_per_step')}"
+          f"  floor {m.get('floor_ms')}  peak {m['peak_mem_bytes'] / 2**20:7.1f} MiB  loss[-1] {r['losses'][-1]:.5f}"
+          f"  warm-up {f3(m.get('phase_s', {}).get('warm-up'))} s  total {f3(m.get('phase_s', {}).get('total'))} s")
     key = (r['config']['variant'], r['config']['batch_size'], r['config'].get('dtype', 'float32'), path.split('/')[-3])
     sides.setdefault(key, []).append(m['step_ms_median'])
 for (variant, batch, dtype, tag), medians in sorted(sides.items()):
