@@ -16,7 +16,8 @@ def targets(*args):
 def test_a_round_of_trials_is_every_variant_once_at_that_trial():
     assert targets("workflow/config/h200-trials.yaml", "--count")[1] == ["10"]
     rc, paths, _ = targets("workflow/config/h200-trials.yaml", "3")
-    assert rc == 0 and len(paths) == 10 and all(p.startswith("results/runs/") and p.endswith("__t3.json") for p in paths)
+    assert rc == 0 and len(paths) == 10
+    assert all(p.startswith("results/runs/") and p.endswith("__t3.json") for p in paths)
     assert len({p.split("__")[2] for p in paths}) == 10  # eight variants and the two pyg peers
 
 

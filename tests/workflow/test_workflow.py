@@ -78,10 +78,10 @@ def test_papers_config_times_a_whole_epoch_for_two_variants_only(tmp_path):
     result = snakemake(cwd, "-n", "-p", "--configfile", "workflow/config/h200-papers.yaml")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert job_counts(output)["run"] == 7, output
+    assert job_counts(output)["run"] == 7 * 6, output  # six trials each
     commands = [line for line in output.splitlines() if "zerognn run " in line or " run --dataset" in line]
     with_epoch = sorted(re.search(r"--variant (\S+)", c).group(1) for c in commands if "--whole-epoch" in c)
-    assert len(commands) == 7 and with_epoch == ["host-mediated", "zerognn"], output
+    assert len(commands) == 7 * 6 and with_epoch == ["host-mediated"] * 6 + ["zerognn"] * 6, output
     result = snakemake(cwd, "-n", "--configfile", "workflow/config/h200-papers.yaml",
                        "--config", "whole_epoch_variants=[zerogn]")
     assert result.returncode != 0
@@ -94,10 +94,10 @@ def test_interference_config_plans_every_variant_alone_and_under_load(tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     counts = job_counts(output)
-    assert counts["run"] == 16 and "run_under_host_load" not in counts, output  # one run rule for every run
+    assert counts["run"] == 16 * 6 and "run_under_host_load" not in counts, output  # one run rule, six trials each
     loaded = [line for line in output.splitlines() if "--host-load 16" in line]
-    assert len(loaded) == 8 and all("__h16.json" in line for line in loaded), output
-    assert sum("--host-load 0 " in line for line in output.splitlines()) == 8, output
+    assert len(loaded) == 8 * 6 and all("__h16" in line for line in loaded), output
+    assert sum("--host-load 0 " in line for line in output.splitlines()) == 8 * 6, output
 
 
 def test_command_line_config_lists_are_typed_by_the_schema(tmp_path):
