@@ -1,12 +1,16 @@
 # Sourced by the scripts/gpu_*.sh scripts: install the project on a GPU host without network from the
 # wheelhouses carried beside the tree. .whl/ holds the project's dependencies (the cuda, figures, pipeline and
-# peers extras, pytest-timeout); any further .whl-*/ directory holds more wheels, installed --no-deps after
-# it: WholeGraph's (pylibwholegraph-cu13 with libwholegraph-cu13, libraft-cu13, librmm-cu13, rmm-cu13 and
-# rapids-logger, about 55 MiB). Their requirements beyond those wheels (pyarrow, NCCL, a CUDA toolkit
-# meta-package, an nvJitLink pin) must already be on the host or go unused: the wholegraph peer's GPU tests
-# (tests/peers/test_wholegraph.py) say whether they do. Wheelhouses may come
-# in pieces, each its own .whl-*/ directory, for example one per call to the same machine: a piece carried
-# earlier is still there. Prints one line per problem, never stops the calling script.
+# peers extras, pytest-timeout), installed with pip's resolver. Any further .whl-*/ directory holds more
+# wheels, installed --no-deps after it: WholeGraph's (pylibwholegraph-cu13 with libwholegraph-cu13,
+# librmm-cu13, rmm-cu13 and rapids-logger, about 36 MiB; libwholegraph-cu13's declared libraft-cu13, 20 MiB
+# more, is never loaded: libwholegraph.so needs none of its symbols). Their requirements beyond those wheels
+# (pyarrow, NCCL, cuda-bindings) must already be on the host: the wholegraph peer's GPU tests
+# (tests/peers/test_wholegraph.py) say whether they are.
+#
+# A call carries at most 64 MiB with the tree, too little for .whl/ and WholeGraph together. Such a call
+# carries instead, in a .whl-*/ directory, only the wheels the host lacks (Snakemake and its own, jsonschema,
+# ogb; pulp may stay behind: Snakemake schedules greedily without it): without .whl/, the project itself is
+# then installed --no-deps over what the host has. Prints one line per problem, never stops the calling script.
 if [ -d .whl ]; then
     python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout \
         > /dev/null 2>&1 || echo "wheel install from .whl failed"
@@ -18,5 +22,9 @@ done
 if [ ${#extra_wheels[@]} -gt 0 ]; then
     python3 -m pip install -q --no-index --no-deps "${extra_wheels[@]}" > /dev/null 2>&1 \
         || echo "wheel install from ${#extra_wheels[@]} wheels in .whl-*/ failed"
+    if [ ! -d .whl ]; then
+        python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . > /dev/null 2>&1 \
+            || echo "install of the project (--no-deps, over the host's packages) failed"
+    fi
 fi
 unset extra_wheels house
