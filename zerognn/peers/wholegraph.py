@@ -32,6 +32,11 @@ from ..sampling import Hop, hop_key
 from ..variants import Variant, phase, register
 
 try:
+    # libwholegraph.so needs librmm.so loaded first, which its loader leaves to libraft-cu13's; load it here so
+    # that a host without libraft (never used otherwise: none of its symbols is needed) runs the peer too.
+    import librmm
+
+    librmm.load_library()
     import pylibwholegraph
     import pylibwholegraph.torch as wgth
     from pylibwholegraph.torch import graph_ops, wholegraph_ops
