@@ -55,3 +55,15 @@ def test_bad_envelopes_are_rejected():
         Envelope(2**20, (5000,), (2**20, 2**21), "worst-case")
     with pytest.raises(ZeroGNNError, match="margin"):
         calibrate(random_graph(100, 500, seed=0), torch.arange(50), 10, [3], seed=0, margin=-1)
+
+
+def test_the_policy_records_the_calibrations_seconds_and_no_fit_off_a_gpu(tiny_dataset_dir):
+    from tests.variants.runner import make_context
+    from zerognn.datasets import load_dataset
+    from zerognn.fixed_launch.envelope_policy import CalibratedEnvelope
+
+    policy = CalibratedEnvelope()
+    policy.ctx = make_context(load_dataset(tiny_dataset_dir), device="cpu")
+    record = policy.make_envelope().record()
+    assert record["calibration_batches"] == policy.calibration_batches and record["calibration_s"] > 0
+    assert "wave_fit" not in record and "wave_fit_s" not in record  # the waves are fitted on a GPU only

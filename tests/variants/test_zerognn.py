@@ -72,6 +72,8 @@ def test_steady_state_never_synchronises(ds):
         torch.cuda.set_sync_debug_mode(0)
     v.finish()
     assert v.info()["overflow_count"] == 0 and v.info()["committed_steps"] == 40
+    envelope = v.info()["envelope"]  # the setup's two parts, timed
+    assert envelope["policy"] == "calibrated" and envelope["calibration_s"] > 0 and envelope["wave_fit_s"] > 0
 
 
 def test_forced_overflow_is_rolled_back_regrown_and_trains_like_host_mediated(ds):
