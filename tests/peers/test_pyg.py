@@ -1,6 +1,7 @@
 """The PyG peer (zerognn/peers/pyg.py): PyG's SAGEConv computes the suite's SAGE layer on the same block, so
-`pyg` trains like `torch-eager` on the same samples (CPU here; on a GPU like host-mediated), `pyg-compile` like
-`pyg`; the peer is loaded like any baseline, plans only SAGE and refuses the rest in one line."""
+`pyg` trains like `torch-eager` on the same samples (CPU here; on a GPU, over host-mediated's blocks, like
+host-mediated), `pyg-compile` like `pyg`; the peer is loaded like any baseline, plans only SAGE and refuses
+the rest in one line."""
 
 import json
 import sys
@@ -25,7 +26,7 @@ from ..workflow.test_plan import study  # noqa: E402
 
 MODULE = "zerognn.peers.pyg"
 assert load_external(MODULE) == ("pyg", "pyg-compile")
-from zerognn.peers.pyg import PyGSAGE  # noqa: E402
+from zerognn.peers.pyg import PyGSAGE, as_hop  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,18 @@ def test_sageconv_on_the_suites_weights_is_the_suites_sage_layer_on_the_same_blo
         x = expected.relu()
     assert torch.allclose(net(ds.features[sub.frontiers[-1]], blocks),
                           model(ds.features[sub.frontiers[-1]], blocks, TORCH_OPS), rtol=1e-5, atol=1e-6)
+
+
+def test_an_ell_block_becomes_the_edges_of_its_filled_slots_in_slot_order():
+    from zerognn.cuda.aggregate import EllBlock
+
+    i32 = dict(dtype=torch.int32)
+    block = EllBlock(3, 5, 2, torch.tensor([3, 4, 1, -7, 9, 9], **i32), torch.tensor([2, 1, 0], **i32),
+                     torch.tensor([3], **i32), torch.zeros(2, dtype=torch.int64))
+    hop = as_hop(block)
+    assert (hop.num_dst, hop.num_src) == (3, 5)
+    assert hop.edge_src.tolist() == [3, 4, 1] and hop.edge_dst.tolist() == [0, 0, 1]
+    assert hop.edge_src.dtype == hop.edge_dst.dtype == torch.int64
 
 
 def test_the_gradients_reach_the_suites_parameters(ds):

@@ -3,9 +3,12 @@
 Each SAGE layer is ``torch_geometric.nn.SAGEConv(aggr="mean")`` — PyG's message passing and mean
 aggregation — run on the block as PyG's neighbour loader hands it over: bipartite, ``(x_src, x_dst)`` with
 the destinations first among the sources, and an ``edge_index`` of [source; destination] local ids.
-PyG's own sampler needs ``pyg-lib`` or ``torch-sparse``, so the blocks are this suite's reference sampler's
-(the same samples as every other variant: ``sample_identical``), and the features, labels, loss and
-optimizer are the suite's too.
+PyG's own sampler needs ``pyg-lib`` or ``torch-sparse``, so the blocks are this suite's: on a GPU its CUDA
+sampler's as host-mediated runs it (each hop's size read back by the host, as PyG's loaders hand over
+exactly sized blocks), turned into ``edge_index``, so that the step's time is PyG's layers beside a fast
+sampler rather than the reference sampler's PyTorch ops; on the CPU the reference sampler's. Either gives
+the samples of every other variant (``sample_identical``); the features, labels, loss and optimizer are
+the suite's too.
 
 The layer computes what the suite's SAGE computes, ``lin_l(mean of neighbours) + lin_r(self)`` with the
 bias in ``lin_l``, so it runs on the suite's parameters rather than its own: each call hands SAGEConv the
@@ -27,10 +30,13 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ..cuda.aggregate import EllBlock
 from ..errors import ZeroGNNError
 from ..precision import gemm_dtype
+from ..sampling import Hop
 from ..variants import register
 from ..variants.compile_stats import CompileStats, compile_here
+from ..variants.host_mediated import HostMediated
 from ..variants.torch_eager import TorchEager
 
 try:
@@ -70,17 +76,39 @@ class PyGSAGE:
         return x
 
 
+def as_hop(block: EllBlock) -> Hop:
+    """An exactly sized ELL block (host-mediated's) as the edge lists PyG's ``edge_index`` is made of, each
+    destination's sampled neighbours in slot order."""
+    counts = block.counts[: block.num_dst].long()
+    taken = torch.arange(block.fanout, device=counts.device) < counts[:, None]
+    edge_src = block.nbr_local[: block.num_dst * block.fanout].view(block.num_dst, block.fanout)[taken].long()
+    edge_dst = torch.arange(block.num_dst, device=counts.device).repeat_interleave(counts,
+                                                                                output_size=edge_src.numel())
+    return Hop(block.num_dst, block.num_src, edge_src, edge_dst)
+
+
 @register
 class PyG(TorchEager):
-    """``torch-eager``'s step (the reference sampler, the gather, the optimizer step) with PyG's layers as its
-    model: only ``forward_loss`` differs."""
+    """``torch-eager``'s step (the gather, the optimizer step) with PyG's layers as its model and, on a GPU,
+    host-mediated's CUDA sampler: ``sample`` and ``forward_loss`` differ."""
 
     name = "pyg"
-    description = "PyG's SAGEConv over the reference sampler's blocks, eager (a peer: torch-geometric)"
+    description = ("PyG's SAGEConv over the suite's blocks (on a GPU its CUDA sampler's, host-mediated), eager "
+                   "(a peer: torch-geometric)")
     models = ("sage",)
 
     def setup(self) -> None:
         self.net = PyGSAGE(self.ctx.model, self.ctx.device)
+        self._sampler = None
+        if self.ctx.device.type == "cuda":  # host-mediated's sampler, through its public ``sample``
+            self._sampler = HostMediated(self.ctx)
+            self._sampler.setup()
+
+    def sample(self, seeds: torch.Tensor, epoch: int, step: int) -> tuple[torch.Tensor, list[Hop]]:
+        if self._sampler is None:
+            return super().sample(seeds, epoch, step)
+        frontier, _, blocks = self._sampler.sample(seeds, epoch, step)
+        return frontier.long(), [as_hop(block) for block in blocks]
 
     def forward_loss(self, x: torch.Tensor, blocks: list, y: torch.Tensor) -> torch.Tensor:
         dtype = gemm_dtype()

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ..models import TORCH_OPS
-from ..sampling import sample_subgraph
+from ..sampling import Hop, sample_subgraph
 from . import register
 from .base import Variant, phase
 
@@ -26,13 +26,18 @@ class TorchEager(Variant):
         ds = ctx.dataset
         seeds = self.seeds(epoch, step)
         with phase("sample"):
-            sub = sample_subgraph(ds.graph, seeds, ctx.fanouts, ctx.seed, epoch, step)
+            frontier, hops = self.sample(seeds, epoch, step)
         with phase("gather"):
-            x = ds.features[sub.frontiers[-1]]
+            x = ds.features[frontier]
             y = ds.labels[seeds]
         with phase("forward"):
-            loss = self.forward_loss(x, sub.hops[::-1], y)
+            loss = self.forward_loss(x, hops[::-1], y)
         self.backward_and_update(loss, global_step)
+
+    def sample(self, seeds: torch.Tensor, epoch: int, step: int) -> tuple[torch.Tensor, list[Hop]]:
+        """The batch's last frontier (node ids) and its hops, seeds first: the reference sampler's."""
+        sub = sample_subgraph(self.ctx.dataset.graph, seeds, self.ctx.fanouts, self.ctx.seed, epoch, step)
+        return sub.frontiers[-1], sub.hops
 
     def forward_loss(self, x: torch.Tensor, hops: list, y: torch.Tensor) -> torch.Tensor:
         """Model forward and loss over the sampled hops (outermost first)."""
