@@ -5,7 +5,8 @@
 # and run the operator benchmark. With BEFORE=<dir> holding another tree of the project (e.g.
 # `git archive <commit> | tar -x -C .before`; several, space-separated), the same runs are made with each
 # in the same call, so before and after compare on one machine (CHECK_REPEATS=N: N processes per side,
-# interleaved; CHECK_DTYPES="float32 tf32 bfloat16": each precision in turn, default float32).
+# interleaved; CHECK_DTYPES="float32 tf32 bfloat16": each precision in turn, default float32;
+# CHECK_MODULES=zerognn.peers.pyg: a baseline module every run loads, for CHECK_VARIANTS="pyg ...").
 # Results land in $OUT.
 #   device run:  ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 bash scripts/gpu_check.sh [pytest paths]
 set -uo pipefail
@@ -28,7 +29,8 @@ check_runs() {  # tree tag repeat
             out="$ROOT/results/check/$2/$variant-b$batch-$dtype-r$3"  # the record is named after its run, in there
             (cd "$1" && PYTHONPATH="$1" timeout 150 python3 -m zerognn run --dataset products-like \
                 --dataset-dir "$ROOT/data/products-like" --variant "$variant" --batch-size "$batch" --fanouts 15,10,5 \
-                --dtype "$dtype" --out "$out/" --trace "$out.trace.json.gz" 2>&1 | tail -1)
+                --dtype "$dtype" ${CHECK_MODULES:+--variant-module "$CHECK_MODULES"} --out "$out/" \
+                --trace "$out.trace.json.gz" 2>&1 | tail -1)
             echo "-- kernels per step: $2 $variant B=$batch $dtype repeat $3"
             python3 scripts/kernel_summary.py "$out.trace.json.gz" --top "${CHECK_TOP:-12}"
         done
@@ -52,7 +54,9 @@ for path in sorted(glob.glob("results/check/*/*/*.json")):
           f" {m['step_ms_median']:7.3f} ms"
           f"  exec {f3(m['gpu_exec_fraction'])}  busy {f3(m['gpu_busy_ms_per_step'])}  act {m.get('gpu_activities_per_step')}"
           f"  floor {m.get('floor_ms')}  peak {m['peak_mem_bytes'] / 2**20:7.1f} MiB  loss[-1] {r['losses'][-1]:.5f}"
-          f"  warm-up {f3(m.get('phase_s', {}).get('warm-up'))} s  total {f3(m.get('phase_s', {}).get('total'))} s")
+          f"  warm-up {f3(m.get('phase_s', {}).get('warm-up'))} s  total {f3(m.get('phase_s', {}).get('total'))} s"
+          f"  setup {f3(m.get('phase_s', {}).get('setup'))} s"
+          + "".join(f"  {k} {f3(v)} s" for k, v in r["variant_info"].get("envelope", {}).items() if k.endswith("_s")))
     key = (r['config']['variant'], r['config']['batch_size'], r['config'].get('dtype', 'float32'), path.split('/')[-3])
     sides.setdefault(key, []).append(m['step_ms_median'])
 for (variant, batch, dtype, tag), medians in sorted(sides.items()):
