@@ -7,8 +7,8 @@
 # (pyarrow, NCCL, cuda-bindings) must already be on the host: the wholegraph peer's GPU tests
 # (tests/peers/test_wholegraph.py) say whether they are.
 #
-# A call carries at most 64 MiB with the tree, too little for .whl/ and WholeGraph together. Such a call
-# carries instead, in a .whl-*/ directory, only the wheels the host lacks (Snakemake and its own, jsonschema,
+# Where what reaches the GPU host with the tree is limited (64 MiB there), .whl/ and WholeGraph do not fit
+# together: bring instead, in a .whl-*/ directory, only the wheels the host lacks (Snakemake and its own, jsonschema,
 # ogb; pulp may stay behind: Snakemake schedules greedily without it): without .whl/, the project itself is
 # then installed --no-deps over what the host has. Prints one line per problem, never stops the calling script.
 if [ -d .whl ]; then
