@@ -26,7 +26,8 @@
 # Run:  STAGE=trials bash scripts/gpu_stages.sh, from the repository root with the project installed
 # (pip install -e ".[cuda,figures,pipeline,peers]" pytest-timeout). A host without network brings those as a
 # wheelhouse in .whl/ (WholeGraph's wheels in .whl-*/: scripts/install_wheels.sh), which the script installs
-# from; a copy of the tree without git metadata states its commit: ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0.
+# from; a copy of the tree without git metadata, or with stale metadata, states its commit:
+# ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 (a study stage refuses to record otherwise).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -62,7 +63,16 @@ build)
         -p no:cacheprovider tests/sampling/test_wide_offsets.py 2>&1 | tee "$OUT/pytest-wide.log" | tail -3
     ;;
 trials|papers|runs|epoch|interference|determinism|tta|peers|precision|small-batch|reference)
-    # a study in whole rounds (each round every variant of each group once), as many as end within this call
+    # a study in whole rounds (each round every variant of each group once), as many as end within this call.
+    # Its records must name the commit their source files are: a copy that git calls dirty (its git metadata
+    # stale, say) records only with the commit stated (checked later by `zerognn provenance`), or ALLOW_DIRTY=1.
+    read -r commit dirty < <(python3 -c "from zerognn.measure.provenance import git_state; print(*git_state()[:2])")
+    if [ "$dirty" != False ] && [ "${ALLOW_DIRTY:-0}" != 1 ]; then
+        echo "gpu_stages: the records would name commit $commit with dirty=$dirty; state the commit the tree's source" \
+             "files are with ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0, or record from a clean checkout" \
+             "(ALLOW_DIRTY=1 records anyway, for a look that is not committed)"
+        exit 2
+    fi
     case $STAGE in
         trials) config=${CONFIG:-workflow/config/h200-trials.yaml} ;;
         runs|papers) config=workflow/config/h200-papers.yaml ;;  # after STAGE=build on the same machine
