@@ -9,7 +9,7 @@ import torch
 from tests.conftest import random_graph
 from zerognn import rng
 from zerognn.cuda import sampling
-from zerognn.cuda.aggregate import CUDA_OPS, EllBlock
+from zerognn.cuda.aggregate import CUDA_OPS, EllBlock, as_hop
 from zerognn.cuda.gather import gather_labels, gather_rows
 from zerognn.cuda.launch import device_launched, launch
 from zerognn.determinism import deterministic
@@ -85,12 +85,6 @@ def test_dedupe_and_relabel_give_the_reference_frontiers_and_edges(skew):
         assert ell_edges(blocks[h], frontiers[h], frontiers[h + 1]) == ref.edge_set(h)
 
 
-def ell_to_hop(block):
-    mask = torch.arange(block.fanout, device=DEV).unsqueeze(0) < block.counts.unsqueeze(1)
-    dst = torch.arange(block.num_dst, device=DEV).unsqueeze(1).expand(-1, block.fanout)[mask]
-    return Hop(block.num_dst, block.num_src, block.nbr_local.view(block.num_dst, -1)[mask].long(), dst)
-
-
 def random_block(num_dst=300, num_src=900, fanout=7, seed=0):
     gen = torch.Generator().manual_seed(seed)
     counts = torch.randint(0, fanout + 1, (num_dst,), generator=gen, dtype=torch.int32)
@@ -107,7 +101,7 @@ def rel_err(a, b):
 @pytest.mark.parametrize("op", ["sage", "gcn"])
 def test_row_aggregations_and_gradients_match_pytorch(op, width, ordered):
     block = random_block()
-    hop = ell_to_hop(block)
+    hop = as_hop(block)
     x = torch.randn(block.num_src, width, device=DEV, requires_grad=True)
     x_ref = x.detach().clone().requires_grad_(True)
     with deterministic(ordered):
@@ -123,7 +117,7 @@ def test_row_aggregations_and_gradients_match_pytorch(op, width, ordered):
 @pytest.mark.parametrize("ordered", [False, True])
 def test_gat_attention_and_gradients_match_pytorch(ordered):
     block = random_block(seed=1)
-    hop = ell_to_hop(block)
+    hop = as_hop(block)
     heads, channels = 4, 40
     z = torch.randn(block.num_src, heads, channels, device=DEV, requires_grad=True)
     s_src = torch.randn(block.num_src, heads, device=DEV, requires_grad=True)
@@ -242,7 +236,7 @@ def test_row_kernels_never_write_past_their_capacity():
 def test_dropped_neighbours_are_skipped_not_dereferenced():
     """A neighbour relabelled to -1 (lost to an upstream overflow) contributes nothing and reads nothing."""
     block = random_block(seed=3)
-    hop = ell_to_hop(block)
+    hop = as_hop(block)
     local = block.nbr_local.clone()
     local[::5] = -1
     dropped = EllBlock(block.num_dst, block.num_src, block.fanout, local, block.counts, block.n_dst, block.overflow)

@@ -26,7 +26,7 @@ from ..workflow.test_plan import study  # noqa: E402
 
 MODULE = "zerognn.peers.pyg"
 assert load_external(MODULE) == ("pyg", "pyg-compile")
-from zerognn.peers.pyg import PyGSAGE, as_hop  # noqa: E402
+from zerognn.peers.pyg import PyGSAGE  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_sageconv_on_the_suites_weights_is_the_suites_sage_layer_on_the_same_blo
 
 
 def test_an_ell_block_becomes_the_edges_of_its_filled_slots_in_slot_order():
-    from zerognn.cuda.aggregate import EllBlock
+    from zerognn.cuda.aggregate import EllBlock, as_hop
 
     i32 = dict(dtype=torch.int32)
     block = EllBlock(3, 5, 2, torch.tensor([3, 4, 1, -7, 9, 9], **i32), torch.tensor([2, 1, 0], **i32),

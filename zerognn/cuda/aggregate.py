@@ -36,6 +36,7 @@ import torch
 
 from .. import column_sums, determinism
 from ..errors import ZeroGNNError
+from ..sampling import Hop
 from .gather import GatheredRows
 from .launch import grid_for, launch, resident_blocks, vector_width
 
@@ -49,6 +50,17 @@ class EllBlock:
     counts: torch.Tensor     # int32 [num_dst]
     n_dst: torch.Tensor      # int32 [1], the live destination count
     overflow: torch.Tensor   # int64 [2], the overflow record kernels raise
+
+
+def as_hop(block: EllBlock) -> Hop:
+    """An exactly sized ELL block as edge lists (the reference sampler's ``Hop``, what an ``edge_index`` is made
+    of), each destination's sampled neighbours in slot order."""
+    counts = block.counts[: block.num_dst].long()
+    taken = torch.arange(block.fanout, device=counts.device) < counts[:, None]
+    edge_src = block.nbr_local[: block.num_dst * block.fanout].view(block.num_dst, block.fanout)[taken].long()
+    edge_dst = torch.arange(block.num_dst, device=counts.device).repeat_interleave(counts,
+                                                                                output_size=edge_src.numel())
+    return Hop(block.num_dst, block.num_src, edge_src, edge_dst)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ..cuda.aggregate import EllBlock
+from ..cuda.aggregate import as_hop
 from ..errors import ZeroGNNError
 from ..precision import gemm_dtype
 from ..sampling import Hop
@@ -74,17 +74,6 @@ class PyGSAGE:
             if i != last:
                 x = x.relu()
         return x
-
-
-def as_hop(block: EllBlock) -> Hop:
-    """An exactly sized ELL block (host-mediated's) as the edge lists PyG's ``edge_index`` is made of, each
-    destination's sampled neighbours in slot order."""
-    counts = block.counts[: block.num_dst].long()
-    taken = torch.arange(block.fanout, device=counts.device) < counts[:, None]
-    edge_src = block.nbr_local[: block.num_dst * block.fanout].view(block.num_dst, block.fanout)[taken].long()
-    edge_dst = torch.arange(block.num_dst, device=counts.device).repeat_interleave(counts,
-                                                                                output_size=edge_src.numel())
-    return Hop(block.num_dst, block.num_src, edge_src, edge_dst)
 
 
 @register
