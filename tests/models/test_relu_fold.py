@@ -116,7 +116,8 @@ def test_the_dense_layer_leaves_the_mask_to_its_reader():
 
 
 def _gpu_case(name, hidden, seed=0):
-    from tests.cuda.test_kernels import DEV, ell_to_hop, run_pipeline
+    from tests.cuda.test_kernels import DEV, run_pipeline
+    from zerognn.cuda.aggregate import as_hop
 
     g = random_graph(4000, 40000, seed=seed + 3).to(DEV)
     gen = torch.Generator().manual_seed(seed)
@@ -129,7 +130,7 @@ def _gpu_case(name, hidden, seed=0):
         for lin in model.lins:
             lin.bias.sub_(0.2)
     x, y = features[frontiers[-1]], labels[seeds]
-    return model, x, y, blocks[::-1], [ell_to_hop(b) for b in blocks][::-1]
+    return model, x, y, blocks[::-1], [as_hop(b) for b in blocks][::-1]
 
 
 def _unfolded_cuda_ops():
