@@ -21,7 +21,8 @@ is the study under ``results/reference/`` with its summary (``zerognn summarize`
   trial's value of a record field (dotted: ``metrics.phase_s.total``); ``.values(path, ...)``: that field in
   every run picked;
 - ``.machines(...)``, ``.calls(...)``, ``.minutes(...)``: the machine instances and workflow invocations the
-  runs came from, and the minutes from the first run's start to the last's.
+  runs came from, and the minutes from the first run's start to the last's; ``.run_minutes(...)``, on each
+  machine to its last run's end, summed (None where records predate run timing).
 
 Filters: ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians; ``median``;
 ``max_rel_diff(values, reference)`` (the largest relative difference of paired items).
@@ -122,6 +123,22 @@ class Study:
         """Minutes from the first to the last start of the runs ``where`` picks (records' ``started_at``)."""
         started = pd.to_datetime(self._where(self._trials, where)["started_at"], utc=True)
         return (started.max() - started.min()).total_seconds() / 60
+
+    def run_minutes(self, **where) -> float | None:
+        """Minutes the runs ``where`` picks took on their machines: on each machine (records' ``boot_id``), from
+        its first run's start to its last run's end (``started_at`` plus ``metrics.phase_s.total``), summed over
+        machines; no machine start, install or dataset build. None where a record predates those fields."""
+        spans: dict[str, list] = {}
+        for run_id in self._where(self._trials, where)["run_id"]:
+            record = self._records[run_id]
+            started = record["environment"].get("started_at")
+            total = record["metrics"].get("phase_s", {}).get("total")
+            if started is None or total is None:
+                return None
+            start = pd.Timestamp(started)
+            span = spans.setdefault(record["environment"].get("boot_id") or "", [start, start])
+            span[0], span[1] = min(span[0], start), max(span[1], start + pd.Timedelta(seconds=total))
+        return sum((end - start).total_seconds() for start, end in spans.values()) / 60 if spans else None
 
     def _one_configuration(self, where: dict) -> pd.DataFrame:
         rows = self._where(self._trials, where)

@@ -76,3 +76,14 @@ def test_a_directory_of_several_commits_renders_one_part_at_a_time():
     assert len(part.values("metrics.step_ms_median")) == len(part.summary)  # the records of the part, no more
     with pytest.raises(ZeroGNNError, match=r"picks no configuration"):
         render_docs.Study("h200", dataset="ogbn-nothing")
+
+
+def test_run_minutes_sum_each_machines_span_and_say_none_for_untimed_records():
+    epoch = render_docs.Study("h200/epoch")
+    starts = epoch.values("environment.started_at")
+    assert epoch.machines() == 1 and len(starts) == epoch.summary.trials.sum()
+    # one machine: its first start to its last end, which is past the last start by at least one run's total
+    assert epoch.minutes() < epoch.run_minutes() < epoch.minutes() + max(epoch.values("metrics.phase_s.total")) / 60
+    precision = render_docs.Study("h200/precision")
+    assert precision.machines() > 1 and precision.run_minutes() < precision.minutes()  # gaps between machines
+    assert render_docs.Study("h200/determinism").run_minutes() is None  # its records predate run timing
