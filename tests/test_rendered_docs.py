@@ -76,3 +76,13 @@ def test_a_directory_of_several_commits_renders_one_part_at_a_time():
     assert len(part.values("metrics.step_ms_median")) == len(part.summary)  # the records of the part, no more
     with pytest.raises(ZeroGNNError, match=r"picks no configuration"):
         render_docs.Study("h200", dataset="ogbn-nothing")
+
+
+def test_missing_says_a_summary_cell_is_empty():
+    env = render_docs.environment()
+    check = env.from_string("{{ value is missing }}")
+    assert [check.render(value=v) for v in (None, float("nan"), 0.0, 1.5, "a flag")] == [
+        "True", "True", "False", "False", "False"]
+    row = render_docs.Study("h200/small-batch").row(variant="zerognn")
+    assert env.from_string("{{ r.time_to_target_s is missing }} {{ r.step_ms_median is missing }}").render(r=row) \
+        == "True False"
