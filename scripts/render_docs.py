@@ -25,7 +25,8 @@ is the study under ``results/reference/`` with its summary (``zerognn summarize`
   machine to its last run's end, summed (None where records predate run timing).
 
 Filters: ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians; ``median``;
-``max_rel_diff(values, reference)`` (the largest relative difference of paired items).
+``max_rel_diff(values, reference)`` (the largest relative difference of paired items). The test ``missing``
+says a summary cell is empty (``row.time_to_target_s is missing``: None or NaN).
 
     python scripts/render_docs.py            # rewrite every rendered region
     python scripts/render_docs.py --check    # exit 1, naming each region the records no longer give
@@ -197,6 +198,7 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     env.filters["median"] = statistics.median
     env.filters["max_rel_diff"] = max_rel_diff
+    env.tests["missing"] = lambda value: value is None or (pd.api.types.is_scalar(value) and pd.isna(value))
     return env
 
 

@@ -87,3 +87,13 @@ def test_run_minutes_sum_each_machines_span_and_say_none_for_untimed_records():
     precision = render_docs.Study("h200/precision")
     assert precision.machines() > 1 and precision.run_minutes() < precision.minutes()  # gaps between machines
     assert render_docs.Study("h200/determinism").run_minutes() is None  # its records predate run timing
+
+
+def test_missing_says_a_summary_cell_is_empty():
+    env = render_docs.environment()
+    check = env.from_string("{{ value is missing }}")
+    assert [check.render(value=v) for v in (None, float("nan"), 0.0, 1.5, "a flag")] == [
+        "True", "True", "False", "False", "False"]
+    row = render_docs.Study("h200/small-batch").row(variant="zerognn")
+    assert env.from_string("{{ r.time_to_target_s is missing }} {{ r.step_ms_median is missing }}").render(r=row) \
+        == "True False"
