@@ -129,17 +129,15 @@ class Study:
         """Minutes the runs ``where`` picks took on their machines: on each machine (records' ``boot_id``), from
         its first run's start to its last run's end (``started_at`` plus ``metrics.phase_s.total``), summed over
         machines; no machine start, install or dataset build. None where a record predates those fields."""
-        spans: dict[str, list] = {}
-        for run_id in self._where(self._trials, where)["run_id"]:
-            record = self._records[run_id]
-            started = record["environment"].get("started_at")
-            total = record["metrics"].get("phase_s", {}).get("total")
-            if started is None or total is None:
-                return None
-            start = pd.Timestamp(started)
-            span = spans.setdefault(record["environment"].get("boot_id") or "", [start, start])
-            span[0], span[1] = min(span[0], start), max(span[1], start + pd.Timedelta(seconds=total))
-        return sum((end - start).total_seconds() for start, end in spans.values()) / 60 if spans else None
+        rows = self._where(self._trials, where)
+        totals = [self._records[r]["metrics"].get("phase_s", {}).get("total") for r in rows["run_id"]]
+        if rows.empty or rows["started_at"].isna().any() or None in totals:
+            return None
+        start = pd.to_datetime(rows["started_at"], utc=True)
+        runs = pd.DataFrame({"machine": rows["boot_id"].fillna(""), "start": start,
+                             "end": start + pd.to_timedelta(totals, unit="s")})
+        spans = runs.groupby("machine").agg(start=("start", "min"), end=("end", "max"))
+        return (spans["end"] - spans["start"]).dt.total_seconds().sum() / 60
 
     def _one_configuration(self, where: dict) -> pd.DataFrame:
         rows = self._where(self._trials, where)
