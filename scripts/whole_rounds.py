@@ -3,10 +3,13 @@ time-to-target stages).
 
 Round r of a study is every comparison group's r-th (seed, trial) pair, each variant once
 (scripts/round_targets.py). Each round is its own Snakemake invocation with that round's records as targets,
-started only if the longest round so far would end within ``--budget`` seconds of this script's start, so a
-GPU call never ends inside a round. First, one invocation builds what the runs read (datasets, the kernel
-manifest) and nothing else, so that no round's timing includes a build; then one dry run over every round
-says which records Snakemake would make: a round none of whose records it would make is recorded already
+started only if it would end within ``--budget`` seconds of this script's start, so a GPU call never ends inside
+a round. A round's length is foreseen as the longest so far of the same configurations (a study whose slow
+variants train fewer seeds has shorter later rounds), else the longest so far.
+
+First, one invocation builds what the runs read (datasets, the kernel manifest) and nothing else, so that no
+round's timing includes a build; then one dry run over every round says which records Snakemake would make:
+a round none of whose records it would make is recorded already
 (a record of the same id but other parameters, left by another study, is not).
 
 It stops with a one-line error rather than let a round pass unnoticed:
@@ -32,6 +35,7 @@ from pathlib import Path
 from round_targets import parse_only, round_records
 
 from zerognn.errors import ZeroGNNError
+from zerognn.records.ids import RunKey
 
 TRIGGERS = ["--rerun-triggers", "params", "input", "code"]  # not mtime: every call copies the tree anew
 NEWER_INPUT = "Updated input files"  # Snakemake's reason for a record older than an input
@@ -45,6 +49,11 @@ def snakemake(targets: list[str], config: str, log, *args: str, timeout: float |
     log.write(result.stdout + result.stderr)
     log.flush()
     return result
+
+
+def configurations(targets: list[str]) -> frozenset[str]:
+    """What a round runs, whatever its seed and trial: the configurations of its records."""
+    return frozenset(RunKey.parse(Path(t).stem).configuration().run_id for t in targets)
 
 
 def planned_outputs(dry_run: str) -> dict[str, str]:
@@ -73,7 +82,7 @@ def main() -> int:
     if args.rounds:
         rounds = rounds[:args.rounds]
     start = time.monotonic()
-    longest = 0.0
+    longest: dict[frozenset[str], float] = {}  # the longest round so far, by the configurations it ran
     with args.log.open("a") as log:
         every = [p for r in rounds for p in r]
         if snakemake(every, args.config, log, "--omit-from", "run").returncode != 0:
@@ -95,9 +104,12 @@ def main() -> int:
             if not to_make:
                 print(f"{label}: recorded already")
                 continue
-            if time.monotonic() - start + longest > args.budget:
-                print(f"stopped before {label}: the longest round so far ({longest:.0f} s) would not end within "
-                      f"{args.budget:.0f} s of the start; run the same command again")
+            shape = configurations(targets)
+            foreseen = longest.get(shape, max(longest.values(), default=0.0))
+            if time.monotonic() - start + foreseen > args.budget:
+                like = "like it " if shape in longest else ""
+                print(f"stopped before {label}: the longest round so far {like}({foreseen:.0f} s) would not end "
+                      f"within {args.budget:.0f} s of the start; run the same command again")
                 return 0
             began, wall = time.monotonic(), time.time()
             try:
@@ -113,7 +125,7 @@ def main() -> int:
                     print(f"{label} ended without making {len(unmade)} of its {len(to_make)} records ({unmade[0]}); "
                           f"see {args.log}")
                 return 1
-            longest = max(longest, took)
+            longest[shape] = max(longest.get(shape, 0.0), took)
     return 0
 
 

@@ -49,3 +49,15 @@ def test_only_refuses_in_one_line_what_no_run_has_or_no_key_names():
     assert len(err.strip().splitlines()) == 1
     rc, _, err = targets("workflow/config/h200-reference.yaml", "1", "--only", "colour=red")
     assert rc == 2 and "give field=value pairs" in err and "batch_size" in err
+
+
+def test_rounds_of_other_seeds_run_the_same_configurations_when_their_variants_are_the_same():
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from whole_rounds import configurations
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    rounds = [targets("workflow/config/h200-tta.yaml", str(r))[1] for r in (1, 2, 3, 6)]
+    first, second, third, sixth = map(configurations, rounds)
+    assert first == second and third == sixth  # what foresees a round's length (whole_rounds.py)
+    assert third < first and len(first) == 8 and len(third) == 6
