@@ -73,6 +73,15 @@ trials|papers|runs|epoch|interference|determinism|tta|peers|precision|small-batc
              "(ALLOW_DIRTY=1 records anyway, for a look that is not committed)"
         exit 2
     fi
+    stated=${ZEROGNN_GIT_COMMIT:-}
+    if [ -n "$stated" ] && [ "${commit#"$stated"}" = "$commit" ] && [ "${stated#"$commit"}" = "$stated" ]; then
+        # git calls the copy clean at another commit, and a clean checkout's own commit wins (git_state)
+        echo "gpu_stages: git says this tree is clean at $commit, so the records would name it, not" \
+             "ZEROGNN_GIT_COMMIT=$stated; in a copy whose source files are $stated's, run" \
+             "\`git reset --soft $stated\` first (the records then name it; \`zerognn provenance\` checks them)," \
+             "or leave ZEROGNN_GIT_COMMIT unset to record at $commit"
+        exit 2
+    fi
     case $STAGE in
         trials) config=${CONFIG:-workflow/config/h200-trials.yaml} ;;
         runs|papers) config=workflow/config/h200-papers.yaml ;;  # after STAGE=build on the same machine
