@@ -1,0 +1,142 @@
+"""Bring a study's records from a GPU host into the committed reference: a stage's archive (scripts/gpu_stages.sh
+packs ``$OUT/<stage>.tgz``) or a records directory, into ``results/reference/<card>/<study>/runs/``, then its
+summary and figures rebuilt from them (``snakemake figures``), so that rendering the docs is all that is left.
+
+``<card>`` is the GPU model the records ran on (``h100`` for an NVIDIA H100, ``h200`` for an H200): a study's
+records come from one model, and studies of two models are never compared. Before anything is written it checks,
+with a one-line error each, that the records name one commit (``--commit``, where given, and no other), that git
+did not call their tree dirty, that they ran that commit's source files (``zerognn provenance``), and that a record
+already committed under the same id is the same file: nothing committed is replaced. Records are only added, each
+written whole.
+
+    python scripts/commit_study.py tta /path/to/tta.tgz --commit 9a534af
+    python scripts/commit_study.py peers results/runs --commit 9a534af --allow-mixed-provenance
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from zerognn.atomic import atomic_path
+from zerognn.errors import ZeroGNNError
+from zerognn.records.provenance import check_provenance
+from zerognn.records.schema import iter_records
+
+REPO = Path(__file__).resolve().parents[1]
+RUNS_IN_ARCHIVE = "results/runs/"  # where a stage's archive holds its records
+
+
+def card(gpu_name: str) -> str:
+    """A GPU model's directory name: ``NVIDIA H100 80GB HBM3`` -> ``h100``."""
+    model = re.search(r"\b([A-Z]*\d{2,4}[A-Z]?)\b", gpu_name.removeprefix("NVIDIA "))
+    if model is None:
+        raise ZeroGNNError(f"no GPU model in the records' gpu_name {gpu_name!r}")
+    return model.group(1).lower()
+
+
+def read_records(source: Path, into: Path) -> dict[str, bytes]:
+    """Each record's file name -> bytes, from a stage's archive or a directory of records."""
+    if source.is_dir():
+        return {p.name: p.read_bytes() for p in sorted(source.glob("*.json"))}
+    if not tarfile.is_tarfile(source):
+        raise ZeroGNNError(f"{source} is neither a directory of records nor a stage's archive (.tgz)")
+    with tarfile.open(source) as archive:
+        members = [m for m in archive.getmembers() if m.isfile() and m.name.startswith(RUNS_IN_ARCHIVE)
+                   and m.name.endswith(".json") and "/" not in m.name[len(RUNS_IN_ARCHIVE):]]
+        archive.extractall(into, members=members, filter="data")
+    return {p.name: p.read_bytes() for p in sorted((into / RUNS_IN_ARCHIVE).glob("*.json"))}
+
+
+def checked(records: dict[str, bytes], commit: str | None, runs_dir: Path, repo: Path) -> tuple[str, str]:
+    """(commit, card) of a study's records, or a one-line ZeroGNNError naming what is wrong with them."""
+    if not records:
+        raise ZeroGNNError("no records (*.json) to commit")
+    environments = {name: json.loads(data)["environment"] for name, data in records.items()}
+    commits = sorted({e.get("git_commit") or "none" for e in environments.values()})
+    if len(commits) != 1:
+        raise ZeroGNNError(f"the records name {len(commits)} commits ({', '.join(c[:7] for c in commits)}); "
+                           f"a study is recorded at one commit")
+    if commit and not commits[0].startswith(commit):
+        raise ZeroGNNError(f"the records name commit {commits[0][:7]}, not {commit} (--commit): a tree git calls "
+                           f"clean names its own commit; state another with `git reset --soft` there first")
+    dirty = sorted(n for n, e in environments.items() if e.get("git_dirty") is not False)
+    if dirty:
+        raise ZeroGNNError(f"{len(dirty)} records ran a tree git called dirty or did not say ({dirty[0]})")
+    cards = sorted({card(e.get("gpu_name") or "") for e in environments.values()})
+    if len(cards) != 1:
+        raise ZeroGNNError(f"the records ran on {len(cards)} GPU models ({', '.join(cards)}); a study is one model's")
+    report = check_provenance(iter_records(runs_dir), repo)
+    if report.unverified:
+        run_id, why = next(iter(report.unverified.items()))
+        raise ZeroGNNError(f"{len(report.unverified)} records did not run their commit's source files ({run_id}: "
+                           f"{why})")
+    return commits[0], cards[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("study", help="the study's directory name under results/reference/<card>/ (tta, peers, ...)")
+    parser.add_argument("source", type=Path, help="a stage's archive (<stage>.tgz) or a directory of records")
+    parser.add_argument("--commit", help="the commit every record must name (a prefix will do)")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the repository that commits the study and holds "
+                        "the records' commit (default: this one)")
+    parser.add_argument("--allow-mixed-provenance", action="store_true", help="summarise a study whose "
+                        "comparison groups ran on several machines (zerognn summarize's flag)")
+    args = parser.parse_args()
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", args.study):
+        parser.error(f"study {args.study!r}: a directory name of lowercase letters, digits and dashes (tta, peers)")
+    if not args.source.exists():
+        parser.error(f"{args.source} does not exist: give a stage's archive (<stage>.tgz) or a directory of records")
+
+    repo = args.repo.resolve()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            records = read_records(args.source, Path(tmp))
+            runs_dir = args.source if args.source.is_dir() else Path(tmp) / RUNS_IN_ARCHIVE
+            commit, gpu = checked(records, args.commit, runs_dir, repo)
+        study = repo / "results" / "reference" / gpu / args.study
+        runs = study / "runs"
+        kept = {p.name: p.read_bytes() for p in runs.glob("*.json")} if runs.is_dir() else {}
+        other = sorted(n for n in records.keys() & kept.keys() if records[n] != kept[n])
+        if other:
+            raise ZeroGNNError(f"{len(other)} records differ from those committed under the same id in {runs} "
+                               f"({other[0]}); nothing committed is replaced")
+        kept_commits = {json.loads(b)["environment"].get("git_commit") for b in kept.values()}
+        if kept_commits - {commit}:
+            raise ZeroGNNError(f"{runs} holds records of another commit ({', '.join(sorted(kept_commits))[:40]}); "
+                               f"a study's records are of one commit")
+    except ZeroGNNError as e:
+        print(f"commit_study: {e}", file=sys.stderr)
+        return 2
+
+    new = sorted(records.keys() - kept.keys())
+    for name in new:
+        with atomic_path(runs / name) as tmp:
+            tmp.write_bytes(records[name])
+    print(f"{runs.relative_to(repo)}: {len(new)} records added, {len(records) - len(new)} already there "
+          f"(commit {commit[:7]}, {gpu})", flush=True)
+    figures = repo / "figures" / "reference" / gpu / args.study
+    command = [sys.executable, "-m", "snakemake", "figures", "--cores", "1", "--config",
+               f"results_dir={study.relative_to(repo)}", f"figures_dir={figures.relative_to(repo)}",
+               f"mixed_provenance={str(args.allow_mixed_provenance).lower()}"]
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the zerognn CLI beside it
+    done = subprocess.run(command, cwd=repo, text=True, capture_output=True, env=dict(os.environ, PATH=path))
+    if done.returncode != 0:
+        print(f"commit_study: the summary and figures were not rebuilt (snakemake figures, rc={done.returncode}):\n"
+              f"{done.stderr[-2000:]}", file=sys.stderr)
+        return 1
+    print(f"{study.relative_to(repo)}/summary.csv and {figures.relative_to(repo)}/ rebuilt; next: a template in "
+          f"docs/templates/ that reads study(\"{gpu}/{args.study}\"), then python scripts/render_docs.py")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

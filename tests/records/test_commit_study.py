@@ -1,0 +1,108 @@
+"""scripts/commit_study.py: a study's records from a GPU host into results/reference/<card>/<study>/, checked first
+(one commit, the one stated, a clean tree, its source files, one GPU model; nothing committed replaced), then its
+summary and figures rebuilt. Run against a clone of this repository, on the committed epoch study's records."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EPOCH = REPO / "results/reference/h200/epoch/runs"
+sys.path.insert(0, str(REPO / "scripts"))
+from commit_study import card  # noqa: E402
+
+sys.path.remove(str(REPO / "scripts"))
+
+
+def commit_study(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "scripts/commit_study.py"), *args, "--repo", str(repo)],
+                          text=True, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    """A clone of this repository's history (the records' commit is in it)."""
+    if subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
+        pytest.skip("no git history to clone")
+    path = tmp_path_factory.mktemp("commit") / "repo"
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(REPO), str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "checkout", "-q", "HEAD"], check=True)
+    return path
+
+
+def records(tmp_path: Path, n: int = 3, **environment) -> Path:
+    out = tmp_path / "runs"
+    out.mkdir()
+    for source in sorted(EPOCH.glob("*__b256__*.json"))[:n]:
+        record = json.loads(source.read_text())
+        record["environment"] |= environment
+        (out / source.name).write_text(json.dumps(record, indent=2) + "\n" if environment else source.read_text())
+    return out
+
+
+def test_the_card_is_the_gpu_model():
+    assert card("NVIDIA H100 80GB HBM3") == "h100"
+    assert card("NVIDIA H200") == "h200"
+    assert card("NVIDIA A100-SXM4-80GB") == "a100"
+
+
+def test_a_stage_archive_lands_in_its_cards_study_with_summary_and_figures(clone, tmp_path):
+    runs = records(tmp_path)
+    commit = json.loads(next(runs.glob("*.json")).read_text())["environment"]["git_commit"]
+    archive = tmp_path / "look.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(runs, arcname="results/runs")
+        tar.add(runs, arcname="logs/runs")  # not records: left out
+    done = commit_study(clone, "look", str(archive), "--commit", commit[:7])
+    assert done.returncode == 0, done.stdout + done.stderr
+    study = clone / "results/reference/h200/look"
+    assert sorted(p.name for p in (study / "runs").iterdir()) == sorted(p.name for p in runs.iterdir())
+    assert all((study / "runs" / p.name).read_bytes() == p.read_bytes() for p in runs.iterdir())
+    assert "3 records added, 0 already there (commit " + commit[:7] + ", h200)" in done.stdout
+    assert (study / "summary.csv").is_file() and (clone / "figures/reference/h200/look").is_dir()
+
+    again = commit_study(clone, "look", str(runs))
+    assert again.returncode == 0 and "0 records added, 3 already there" in again.stdout, again.stderr
+
+
+@pytest.mark.parametrize("case, environment, expected", [
+    ("other commit", {}, "the records name commit "),
+    ("dirty", {"git_dirty": True}, "records ran a tree git called dirty"),
+    ("two cards", "mixed", "the records ran on 2 GPU models (h100, h200)"),
+])
+def test_bad_records_are_refused_in_one_line_before_anything_is_written(clone, tmp_path, case, environment,
+                                                                        expected):
+    if environment == "mixed":
+        runs = records(tmp_path)
+        first = sorted(runs.iterdir())[0]
+        record = json.loads(first.read_text())
+        record["environment"]["gpu_name"] = "NVIDIA H100 80GB HBM3"
+        first.write_text(json.dumps(record))
+    else:
+        runs = records(tmp_path, **environment)
+    stated = ["--commit", "0000000"] if case == "other commit" else []
+    done = commit_study(clone, f"bad-{case.replace(' ', '-')}", str(runs), *stated)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("commit_study: ") and expected in lines[0], done.stderr
+    assert not list((clone / "results/reference").glob("*/bad-*"))
+
+
+def test_a_committed_record_is_never_replaced(clone, tmp_path):
+    runs = records(tmp_path, n=1)
+    record = next(runs.iterdir())
+    done = commit_study(clone, "epoch", str(runs))  # the same file: already there
+    assert done.returncode == 0 and "0 records added, 1 already there" in done.stdout, done.stderr
+    changed = json.loads(record.read_text())
+    changed["environment"]["hostname"] = "another"
+    record.write_text(json.dumps(changed))
+    before = (clone / "results/reference/h200/epoch/runs" / record.name).read_bytes()
+    refused = commit_study(clone, "epoch", str(runs))
+    assert refused.returncode == 2 and "differ from those committed under the same id" in refused.stderr
+    assert (clone / "results/reference/h200/epoch/runs" / record.name).read_bytes() == before
