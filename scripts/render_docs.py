@@ -116,6 +116,13 @@ class Study:
             out.append("| " + " | ".join(cells[i] for i in keep) + " |")
         return "\n".join(out)
 
+    def gpu(self) -> str:
+        """The GPU model the study ran on, as its records name it (``NVIDIA H200``): one, or a one-line error."""
+        names = sorted(set(self.values("environment.gpu_name")))
+        if len(names) != 1:
+            raise ZeroGNNError(f"study {self.name}'s records name {len(names)} GPU models ({', '.join(names)})")
+        return names[0]
+
     def machines(self, **where) -> int:
         """How many machine instances (records' ``boot_id``) the runs ``where`` picks ran on."""
         return self._where(self._trials, where)["boot_id"].nunique()

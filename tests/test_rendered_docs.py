@@ -97,3 +97,11 @@ def test_missing_says_a_summary_cell_is_empty():
     row = render_docs.Study("h200/small-batch").row(variant="zerognn")
     assert env.from_string("{{ r.time_to_target_s is missing }} {{ r.step_ms_median is missing }}").render(r=row) \
         == "True False"
+
+
+def test_a_study_names_the_one_gpu_model_its_records_ran_on(monkeypatch):
+    epoch = render_docs.Study("h200/epoch")
+    assert epoch.gpu() == "NVIDIA H200"
+    monkeypatch.setattr(epoch, "values", lambda path: ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+    with pytest.raises(ZeroGNNError, match=r"name 2 GPU models \(NVIDIA H100 80GB HBM3, NVIDIA H200\)"):
+        epoch.gpu()
