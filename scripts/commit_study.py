@@ -55,11 +55,22 @@ def read_records(source: Path, into: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((into / RUNS_IN_ARCHIVE).glob("*.json"))}
 
 
+def environment(name: str, data: bytes) -> dict:
+    """A record's ``environment`` (where it ran, at which commit), or a one-line error naming the file."""
+    try:
+        found = json.loads(data).get("environment")
+    except (ValueError, AttributeError) as e:
+        raise ZeroGNNError(f"{name} is not a run record: {e}") from None
+    if not isinstance(found, dict):
+        raise ZeroGNNError(f"{name} is not a run record: it has no environment")
+    return found
+
+
 def checked(records: dict[str, bytes], commit: str | None, runs_dir: Path, repo: Path) -> tuple[str, str]:
     """(commit, card) of a study's records, or a one-line ZeroGNNError naming what is wrong with them."""
     if not records:
         raise ZeroGNNError("no records (*.json) to commit")
-    environments = {name: json.loads(data)["environment"] for name, data in records.items()}
+    environments = {name: environment(name, data) for name, data in records.items()}
     commits = sorted({e.get("git_commit") or "none" for e in environments.values()})
     if len(commits) != 1:
         raise ZeroGNNError(f"the records name {len(commits)} commits ({', '.join(c[:7] for c in commits)}); "

@@ -75,6 +75,7 @@ def test_a_stage_archive_lands_in_its_cards_study_with_summary_and_figures(clone
     ("other commit", {}, "the records name commit "),
     ("dirty", {"git_dirty": True}, "records ran a tree git called dirty"),
     ("two cards", "mixed", "the records ran on 2 GPU models (h100, h200)"),
+    ("not a record", "broken", ".json is not a run record: "),
 ])
 def test_bad_records_are_refused_in_one_line_before_anything_is_written(clone, tmp_path, case, environment,
                                                                         expected):
@@ -84,6 +85,9 @@ def test_bad_records_are_refused_in_one_line_before_anything_is_written(clone, t
         record = json.loads(first.read_text())
         record["environment"]["gpu_name"] = "NVIDIA H100 80GB HBM3"
         first.write_text(json.dumps(record))
+    elif environment == "broken":
+        runs = records(tmp_path)
+        sorted(runs.iterdir())[-1].write_text("{")
     else:
         runs = records(tmp_path, **environment)
     stated = ["--commit", "0000000"] if case == "other commit" else []
