@@ -9,7 +9,8 @@
 #                end within ROUND_BUDGET, up to round ROUNDS (default: all); the same command again, in calls back
 #                to back on the same machine, records the rest (rounds already recorded are kept as they are).
 #                A machine released between calls takes the records with it: a study starts again on the next
-#                (records carried to it would be re-made, which scripts/whole_rounds.py refuses). The studies:
+#                (records carried to it would be re-made, which scripts/whole_rounds.py refuses), or goes on
+#                there with CARRIED=1 from the earlier rounds' records carried as results/runs/. The studies:
 #                reference, trials (or CONFIG's), precision, small-batch, peers, epoch, interference,
 #                determinism, tta (a round is a seed), papers (alias runs; after STAGE=build on the machine).
 #                ONLY=dataset=products-like,batch_size=1024 (say) records only the runs whose key has those
@@ -43,9 +44,11 @@ ONLY=${ONLY:-}
 # Rounds 1..N of a study (N: $2, 0 for all) in whole rounds within ROUND_BUDGET (default 480) seconds of the
 # stage's start (scripts/whole_rounds.py; lower it when another stage runs first in the same call: the call's
 # limit counts from its own start), then the summary of what is recorded. $1: the config file; the log goes to $3.
+# CARRIED=1: the earlier rounds' records came from another machine with the tree (carry results/runs), and the
+# study goes on from them here (whole_rounds.py --carried).
 whole_rounds() {
     python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" \
-        --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3" --only "$ONLY"
+        --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3" --only "$ONLY" ${CARRIED:+--carried}
     zerognn summarize --runs results/runs --out results/summary.csv --markdown results/summary.md \
         --figures results/figures.json >> "$3" 2>&1 || echo "summary failed (see $3)"
 }

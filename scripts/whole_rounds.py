@@ -17,7 +17,10 @@ It stops with a one-line error rather than let a round pass unnoticed:
 - where Snakemake would re-make a record because an input is newer than it (a dataset rebuilt on a fresh
   machine, say), which it does whatever ``--rerun-triggers`` says; and a record's ``previous`` input is
   ``ancient``, which Snakemake 9 then mis-schedules (it re-made such records and left the round's own
-  undone, with exit status 0). A study's rounds are made on one machine in calls back to back;
+  undone, with exit status 0). A study's rounds are made on one machine in calls back to back, or, with
+  ``--carried``, go on on another machine from the records of the earlier rounds brought with the tree: those
+  are then dated after the build, so the rebuilt dataset does not make them stale (their records name the
+  machine each ran on, and ``zerognn provenance`` checks their source files);
 - where a round's invocation ends without having made every record it was to make.
 
     python scripts/whole_rounds.py workflow/config/h200-trials.yaml --budget 480 --log /tmp/out/trials.log
@@ -26,6 +29,7 @@ It stops with a one-line error rather than let a round pass unnoticed:
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -70,6 +74,8 @@ def main() -> int:
                         "started round must end (default 480)")
     parser.add_argument("--timeout", type=float, default=560, help="seconds one round's invocation may take")
     parser.add_argument("--log", type=Path, required=True, help="Snakemake's output goes here (appended)")
+    parser.add_argument("--carried", action="store_true", help="the study's records already in the results "
+                        "directory were made on another machine and brought here: date them after the build")
     parser.add_argument("--only", default="", help="field=value[,field=value]: only the runs whose key has these "
                         "(scripts/round_targets.py): a study's comparison groups recorded a few at a time")
     args = parser.parse_args()
@@ -88,6 +94,11 @@ def main() -> int:
         if snakemake(every, args.config, log, "--omit-from", "run").returncode != 0:
             print(f"building the study's datasets and kernels failed (Snakemake's output: {args.log})")
             return 1
+        if args.carried:
+            carried = [Path(p) for p in every if Path(p).is_file()]
+            for path in carried:
+                os.utime(path)
+            print(f"{len(carried)} records carried from another machine, dated after this machine's build")
         dry = snakemake(every, args.config, log, "--dry-run")
         planned = planned_outputs(dry.stdout + dry.stderr)
         stale = {p: why for p, why in planned.items() if why.startswith(NEWER_INPUT) and Path(p).is_file()}

@@ -1,6 +1,6 @@
 """scripts/whole_rounds.py: a study recorded in whole rounds, which re-makes another study's record of the same id
 and stops rather than re-make an earlier round's records (what a fresh machine, with its dataset rebuilt after
-the records were made, would otherwise do)."""
+the records were made, would otherwise do), unless told the records were carried from another machine."""
 
 from __future__ import annotations
 
@@ -69,3 +69,13 @@ def test_whole_rounds_within_the_budget_other_studies_records_and_a_rebuilt_data
     assert "Updated input files: data/tiny" in lines[0]
     assert records(cwd) == made  # neither re-made nor a second round begun
     assert (cwd / "data/tiny").is_dir()  # built by the first invocation, outside every round
+
+    # --carried: the records came from another machine, and the study goes on from them here
+    carried = whole_rounds(cwd, "--carried")
+    assert carried.returncode == 0, carried.stdout + carried.stderr + (cwd / "sm.log").read_text()
+    lines = carried.stdout.splitlines()
+    assert lines[:2] == ["2 records carried from another machine, dated after this machine's build",
+                         "round 1 of 2: recorded already"]
+    assert lines[2].startswith("round 2 of 2: snakemake rc=0 in ") and len(lines) == 3
+    after = records(cwd)
+    assert {name: after[name] for name in made} == made and len(after) == 4
