@@ -24,6 +24,9 @@ is the study under ``results/reference/`` with its summary (``zerognn summarize`
   runs came from, and the minutes from the first run's start to the last's; ``.run_minutes(...)``, on each
   machine to its last run's end, summed (None where records predate run timing).
 
+``rounds("workflow/config/h200-tta.yaml")`` is the rounds a study's config plans, each a list of the record
+paths it makes (``scripts/round_targets.py``): what a study recorded only in part is measured against.
+
 Filters: ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians; ``median``;
 ``max_rel_diff(values, reference)`` (the largest relative difference of paired items). The test ``missing``
 says a summary cell is empty (``row.time_to_target_s is missing``: None or NaN).
@@ -187,6 +190,16 @@ def max_rel_diff(values: list[float], reference: list[float]) -> float:
     return max(abs(v - r) / abs(r) for v, r in zip(values, reference))
 
 
+def planned_rounds(config: str) -> list[list[str]]:
+    """The rounds ``config`` (a path under the repository) plans, each its record paths."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from round_targets import round_records
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    return round_records(str(REPO / config))
+
+
 def environment(root: Path = REPO) -> jinja2.Environment:
     """Templates named by their path under ``root``; the helpers above as its globals and filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
@@ -199,6 +212,7 @@ def environment(root: Path = REPO) -> jinja2.Environment:
         return studies[key]
 
     env.globals["study"] = study
+    env.globals["rounds"] = planned_rounds
     env.filters["f"] = format
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     env.filters["median"] = statistics.median
