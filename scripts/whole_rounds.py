@@ -19,8 +19,8 @@ It stops with a one-line error rather than let a round pass unnoticed:
   ``ancient``, which Snakemake 9 then mis-schedules (it re-made such records and left the round's own
   undone, with exit status 0). A study's rounds are made on one machine in calls back to back, or, with
   ``--carried``, go on on another machine from the records of the earlier rounds brought with the tree: those
-  are then dated after the build, so the rebuilt dataset does not make them stale (their records name the
-  machine each ran on, and ``zerognn provenance`` checks their source files);
+  are then dated after the build, so the rebuilt dataset does not make them stale (``zerognn provenance``
+  checks their source files; the study's groups then span machines, which its summary allows only when told);
 - where a round's invocation ends without having made every record it was to make.
 
     python scripts/whole_rounds.py workflow/config/h200-trials.yaml --budget 480 --log /tmp/out/trials.log
