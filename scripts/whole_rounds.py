@@ -107,7 +107,9 @@ def main() -> int:
             print("stopped before the first round: " + (
                 f"Snakemake would re-make {len(stale)} records already made ({example[0]}: {example[1]}); a "
                 "study's rounds are made on one machine in calls back to back, from the first round (here: in a "
-                "fresh results directory)" if stale else f"its dry run failed (see {args.log})"))
+                "fresh results directory), or go on from records carried from another machine with --carried "
+                "(CARRIED=1 in scripts/gpu_stages.sh)"
+                if stale else f"its dry run failed (see {args.log})"))
             return 1
         for number, targets in enumerate(rounds, 1):
             label = f"round {number} of {len(rounds)}"
