@@ -39,4 +39,4 @@ fi
 if [ "${GPU_TESTS:-0}" = 1 ]; then
     timeout "${PYTEST_TIMEOUT:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/pytest-gpu.log" | tail -4
 fi
-tar czf "$OUT/reference.tgz" results logs figures 2>/dev/null
+tar czf "$OUT/reference.tgz" --exclude=results/reference --exclude=figures/reference results logs figures 2>/dev/null

@@ -28,5 +28,5 @@ python3 -m snakemake --cores all "$@" > "$OUT/snakemake.log" 2>&1
 echo "snakemake rc=$? in $(( $(date +%s) - start )) s"
 tail -5 "$OUT/snakemake.log"
 cat results/summary.csv 2>/dev/null | cut -d, -f1-16
-tar czf "$OUT/pipeline.tgz" results logs figures .snakemake/log 2>/dev/null
+tar czf "$OUT/pipeline.tgz" --exclude=results/reference --exclude=figures/reference results logs figures .snakemake/log 2>/dev/null
 ls -la "$OUT"

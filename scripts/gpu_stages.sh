@@ -101,7 +101,8 @@ for path in sorted(glob.glob("results/runs/*.json")):
     print(f"{r['run_id'][:60]:<60} {r['metrics']['step_ms_median']:8.3f} ms  " + " ".join(f"{k}={v:.2f}" for k, v in p.items()))
 PY
     cut -d'|' -f2-4,6-9,11 results/summary.md 2>/dev/null
-    tar czf "$OUT/$STAGE.tgz" results logs figures 2>/dev/null
+    # what the stage made, without the committed reference (the device returns files of at most 16 MiB)
+    tar czf "$OUT/$STAGE.tgz" --exclude=results/reference --exclude=figures/reference results logs figures 2>/dev/null
     ;;
 aftereffect)
     # needs data/products-like (STAGE=trials or cost builds it); one fresh process per variant per round
