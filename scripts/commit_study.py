@@ -7,7 +7,9 @@ records come from one model, and studies of two models are never compared. Befor
 with a one-line error each, that the records name one commit (``--commit``, where given, and no other), that git
 did not call their tree dirty, that they ran that commit's source files (``zerognn provenance``), and that a record
 already committed under the same id is the same file: nothing committed is replaced. Records are only added, each
-written whole.
+written whole. A study allowed to span machine instances (``--allow-mixed-provenance``) says so in its
+``provenance.json``, with the instances (boot ids) and how many records each ran, so that whoever summarises it
+again knows to pass the same flag, and the allowance is kept for records added later.
 
     python scripts/commit_study.py tta /path/to/tta.tgz --commit 9a534af
     python scripts/commit_study.py peers results/runs --commit 9a534af --allow-mixed-provenance
@@ -32,6 +34,22 @@ from zerognn.records.schema import iter_records
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS_IN_ARCHIVE = "results/runs/"  # where a stage's archive holds its records
+PROVENANCE = "provenance.json"  # in a study allowed to span machine instances
+
+
+def machine_instances(runs: Path) -> dict[str, int]:
+    """Each machine instance (``environment.boot_id``) the records under ``runs`` ran on -> how many records."""
+    counts: dict[str, int] = {}
+    for path in sorted(runs.glob("*.json")):
+        boot_id = json.loads(path.read_bytes())["environment"].get("boot_id") or "unknown"
+        counts[boot_id] = counts.get(boot_id, 0) + 1
+    return counts
+
+
+def allows_mixed_provenance(study: Path) -> bool:
+    """Whether the committed study ``study`` is summarised with ``--allow-mixed-provenance`` (its provenance.json)."""
+    path = study / PROVENANCE
+    return path.is_file() and json.loads(path.read_text()).get("mixed_provenance") is True
 
 
 def card(gpu_name: str) -> str:
@@ -134,10 +152,17 @@ def main() -> int:
             tmp.write_bytes(records[name])
     print(f"{runs.relative_to(repo)}: {len(new)} records added, {len(records) - len(new)} already there "
           f"(commit {commit[:7]}, {gpu})", flush=True)
+    mixed = args.allow_mixed_provenance or allows_mixed_provenance(study)
+    if mixed:
+        instances = machine_instances(runs)
+        with atomic_path(study / PROVENANCE) as tmp:
+            tmp.write_text(json.dumps({"mixed_provenance": True, "machine_instances": instances}, indent=2) + "\n")
+        print(f"{(study / PROVENANCE).relative_to(repo)}: the study spans {len(instances)} machine instance(s); "
+              f"summarise it with --allow-mixed-provenance", flush=True)
     figures = repo / "figures" / "reference" / gpu / args.study
     command = [sys.executable, "-m", "snakemake", "figures", "--cores", "1", "--config",
                f"results_dir={study.relative_to(repo)}", f"figures_dir={figures.relative_to(repo)}",
-               f"mixed_provenance={str(args.allow_mixed_provenance).lower()}"]
+               f"mixed_provenance={str(mixed).lower()}"]
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the zerognn CLI beside it
     done = subprocess.run(command, cwd=repo, text=True, capture_output=True, env=dict(os.environ, PATH=path))
     if done.returncode != 0:

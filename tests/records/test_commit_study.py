@@ -110,3 +110,23 @@ def test_a_committed_record_is_never_replaced(clone, tmp_path):
     refused = commit_study(clone, "epoch", str(runs))
     assert refused.returncode == 2 and "differ from those committed under the same id" in refused.stderr
     assert (clone / "results/reference/h200/epoch/runs" / record.name).read_bytes() == before
+
+
+def test_a_study_allowed_to_span_machines_says_so_and_keeps_the_allowance(clone, tmp_path):
+    runs = records(tmp_path, n=2)
+    first, second = sorted(runs.iterdir())
+    for path, boot_id in ((first, "machine-a"), (second, "machine-b")):
+        record = json.loads(path.read_text())
+        record["environment"]["boot_id"] = boot_id
+        path.write_text(json.dumps(record))
+    study = clone / "results/reference/h200/spans"
+    refused = commit_study(clone, "spans", str(runs))  # the records are added; their summary is refused
+    assert refused.returncode == 1 and "zerognn summarize --allow-mixed-provenance" in refused.stderr, refused.stderr
+    assert not (study / "provenance.json").exists()
+
+    done = commit_study(clone, "spans", str(runs), "--allow-mixed-provenance")
+    assert done.returncode == 0, done.stdout + done.stderr
+    stated = json.loads((study / "provenance.json").read_text())
+    assert stated == {"mixed_provenance": True, "machine_instances": {"machine-a": 1, "machine-b": 1}}
+    again = commit_study(clone, "spans", str(runs))  # the allowance is the study's, not the call's
+    assert again.returncode == 0 and "summarise it with --allow-mixed-provenance" in again.stdout, again.stderr
