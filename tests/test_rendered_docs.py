@@ -89,6 +89,14 @@ def test_run_minutes_sum_each_machines_span_and_say_none_for_untimed_records():
     assert render_docs.Study("h200/determinism").run_minutes() is None  # its records predate run timing
 
 
+def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran():
+    tta = render_docs.Study("h100/tta")  # seeds 0 and 1 on one machine, the rest on a second
+    assert tta.machines() == 2
+    assert tta.per_machine("config.seed") == [[0, 1], [2, 3, 4, 5]]
+    assert tta.per_machine("config.seed", variant="torch-eager") == [[0, 1]]
+    assert render_docs.Study("h200/epoch").per_machine("config.batch_size") == [[256, 1024, 4096]]
+
+
 def test_missing_says_a_summary_cell_is_empty():
     env = render_docs.environment()
     check = env.from_string("{{ value is missing }}")
