@@ -41,13 +41,20 @@ DATASET=data/papers100M-like
 ONLY=${ONLY:-}
 [ -z "${PRECISION:-}" ] || ONLY="dtype=$PRECISION${ONLY:+,$ONLY}"
 
+# A stop of this script (timeout's SIGTERM, a GPU call's limit, Ctrl-C) reaches the long step under way, which
+# stops its own children (whole_rounds.py stops Snakemake's process group): bash runs a trap only between
+# commands, so such a step runs in the background and is waited for.
+step=
+trap 'trap "" TERM INT; [ -z "$step" ] || kill -TERM "$step" 2>/dev/null; wait; exit 143' TERM INT
+stoppable() { "$@" & step=$!; wait "$step"; local rc=$?; step=; return "$rc"; }
+
 # Rounds 1..N of a study (N: $2, 0 for all) in whole rounds within ROUND_BUDGET (default 480) seconds of the
 # stage's start (scripts/whole_rounds.py; lower it when another stage runs first in the same call: the call's
 # limit counts from its own start), then the summary of what is recorded. $1: the config file; the log goes to $3.
 # CARRIED=1: the earlier rounds' records came from another machine with the tree (carry results/runs), and the
 # study goes on from them here (whole_rounds.py --carried).
 whole_rounds() {
-    python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" \
+    stoppable python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" \
         --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3" --only "$ONLY" ${CARRIED:+--carried}
     zerognn summarize --runs results/runs --out results/summary.csv --markdown results/summary.md \
         --figures results/figures.json >> "$3" 2>&1 || echo "summary failed (see $3)"
@@ -58,7 +65,7 @@ build)
     df -h . | tail -1
     free -g | head -2
     start=$(date +%s)
-    timeout "${BUILD_TIMEOUT:-540}" zerognn dataset make papers100M-like --scale 1.0 --out "$DATASET" \
+    stoppable timeout "${BUILD_TIMEOUT:-540}" zerognn dataset make papers100M-like --scale 1.0 --out "$DATASET" \
         > "$OUT/build.log" 2>&1
     echo "dataset make rc=$? in $(( $(date +%s) - start )) s"
     tail -4 "$OUT/build.log"

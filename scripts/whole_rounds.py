@@ -23,6 +23,11 @@ It stops with a one-line error rather than let a round pass unnoticed:
   checks their source files; the study's groups then span machines, which its summary allows only when told);
 - where a round's invocation ends without having made every record it was to make.
 
+Each invocation runs in a process group of its own. When it outlasts ``--timeout``, or this script is told to stop
+(SIGTERM, as ``timeout`` or a GPU call's limit sends it, or SIGINT), the whole group gets SIGTERM (Snakemake then
+stops its jobs and marks their records incomplete), and SIGKILL what is left of it after a grace period: no run
+outlives the script.
+
     python scripts/whole_rounds.py workflow/config/h200-trials.yaml --budget 480 --log /tmp/out/trials.log
 """
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -45,11 +51,70 @@ TRIGGERS = ["--rerun-triggers", "params", "input", "code"]  # not mtime: every c
 NEWER_INPUT = "Updated input files"  # Snakemake's reason for a record older than an input
 
 
+GRACE_S = 30.0  # how long a stopped invocation's group has to end after SIGTERM, before SIGKILL
+
+
+class Stopped(Exception):
+    """This script was told to stop (SIGTERM or SIGINT)."""
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGINT raise Stopped, so that a running invocation's group is stopped before the script ends."""
+    def stop(signum, _frame):
+        raise Stopped(signal.Signals(signum).name)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+
+
+def run_in_group(command: list[str], timeout: float | None = None, grace: float = GRACE_S
+                 ) -> subprocess.CompletedProcess:
+    """``command`` in a process group of its own, its output captured. On a timeout, or any exception while it
+    runs (Stopped, say), the group gets SIGTERM, then SIGKILL for what is left after ``grace`` seconds, and the
+    exception is raised again once the group is gone, with what the command wrote as its ``partial_output``."""
+    process = subprocess.Popen(command, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except BaseException as e:
+        # a second stop (timeout signals its whole process group as well as its child) must not cut this short
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            e.partial_output = stop_group(process, grace)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def stop_group(process: subprocess.Popen, grace: float) -> str:
+    """SIGTERM to ``process``'s group; SIGKILL to the group after ``grace`` seconds or once its leader is gone
+    (a job that outlived its Snakemake); then reap the leader. What it wrote, stdout then stderr."""
+    def signal_group(signum: int) -> None:
+        try:
+            os.killpg(process.pid, signum)
+        except ProcessLookupError:
+            pass
+    signal_group(signal.SIGTERM)
+    try:
+        process.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    signal_group(signal.SIGKILL)
+    out, err = process.communicate()  # everything it wrote: Popen keeps what an interrupted communicate read
+    return (out or "") + (err or "")
+
+
 def snakemake(targets: list[str], config: str, log, *args: str, timeout: float | None = None
               ) -> subprocess.CompletedProcess:
     """One Snakemake invocation (the targets first: --rerun-triggers takes every word after it)."""
     command = [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--configfile", config, *TRIGGERS, *args]
-    result = subprocess.run(command, text=True, capture_output=True, timeout=timeout)
+    try:
+        result = run_in_group(command, timeout=timeout)
+    except BaseException as e:
+        log.write(getattr(e, "partial_output", ""))
+        log.flush()
+        raise
     log.write(result.stdout + result.stderr)
     log.flush()
     return result
@@ -87,6 +152,17 @@ def main() -> int:
         return 2
     if args.rounds:
         rounds = rounds[:args.rounds]
+    stop_on_signals()
+    try:
+        return record(rounds, args)
+    except Stopped as e:
+        print(f"whole_rounds: stopped by {e} (Snakemake and its runs were stopped; a round under way is incomplete, "
+              f"its records marked so); run the same command again")
+        return 143
+
+
+def record(rounds: list[list[str]], args: argparse.Namespace) -> int:
+    """Build, dry-run, then record ``rounds`` in whole rounds within the budget; the exit status."""
     start = time.monotonic()
     longest: dict[frozenset[str], float] = {}  # the longest round so far, by the configurations it ran
     with args.log.open("a") as log:
