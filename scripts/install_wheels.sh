@@ -10,7 +10,9 @@
 # Where what reaches the GPU host with the tree is limited (64 MiB there), .whl/ and WholeGraph do not fit
 # together: bring instead, in a .whl-*/ directory, only the wheels the host lacks (Snakemake and its own, jsonschema,
 # ogb; pulp may stay behind: Snakemake schedules greedily without it): without .whl/, the project itself is
-# then installed --no-deps over what the host has. Prints one line per problem, never stops the calling script.
+# then installed --no-deps over what the host has. WholeGraph's wheels travel smaller as a .whl-*.tar.xz
+# (scripts/pack_wheels.py: about 27 MiB instead of 36), unpacked here and installed like a .whl-*/ directory's.
+# Prints one line per problem, never stops the calling script.
 if [ -d .whl ]; then
     python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout \
         > /dev/null 2>&1 || echo "wheel install from .whl failed"
@@ -18,6 +20,11 @@ fi
 extra_wheels=()
 for house in .whl-*/; do
     [ -d "$house" ] && extra_wheels+=("$house"*.whl)
+done
+for packed in .whl-*.tar.xz; do
+    [ -f "$packed" ] || continue
+    unpacked=$(mktemp -d) && tar xJf "$packed" -C "$unpacked" && extra_wheels+=("$unpacked"/*.whl) \
+        || echo "unpacking $packed failed"
 done
 if [ ${#extra_wheels[@]} -gt 0 ]; then
     python3 -m pip install -q --no-index --no-deps "${extra_wheels[@]}" > /dev/null 2>&1 \
@@ -27,4 +34,4 @@ if [ ${#extra_wheels[@]} -gt 0 ]; then
             || echo "install of the project (--no-deps, over the host's packages) failed"
     fi
 fi
-unset extra_wheels house
+unset extra_wheels house packed unpacked
