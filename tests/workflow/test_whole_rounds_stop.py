@@ -36,16 +36,16 @@ def leader(pid_file: Path, ignore_term: bool = False) -> list[str]:
 
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie, ended but not yet reaped by whoever adopted it, does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    except OSError:
+    if not Path("/proc").is_dir():  # no process table to read: whether it can be signalled
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
             return False
         return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def gone(pid: int, within: float = 10.0) -> bool:
