@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from zerognn.atomic import atomic_path
@@ -39,11 +40,7 @@ PROVENANCE = "provenance.json"  # in a study allowed to span machine instances
 
 def machine_instances(runs: Path) -> dict[str, int]:
     """Each machine instance (``environment.boot_id``) the records under ``runs`` ran on -> how many records."""
-    counts: dict[str, int] = {}
-    for path in sorted(runs.glob("*.json")):
-        boot_id = json.loads(path.read_bytes())["environment"].get("boot_id") or "unknown"
-        counts[boot_id] = counts.get(boot_id, 0) + 1
-    return counts
+    return dict(Counter(r["environment"].get("boot_id") or "unknown" for r in iter_records(runs)))
 
 
 def allows_mixed_provenance(study: Path) -> bool:

@@ -134,9 +134,9 @@ class Study:
         """A record field's distinct values (sorted) on each machine instance the runs ``where`` picks ran on,
         the machines in the order of their first run (which seeds ran where, say)."""
         rows = self._where(self._trials, where).assign(_start=lambda t: pd.to_datetime(t["started_at"], utc=True))
-        machines = rows.groupby(rows["boot_id"].fillna(""), sort=False)["_start"].min().sort_values().index
-        return [sorted({self._field(r, path) for r in rows.loc[rows["boot_id"].fillna("") == m, "run_id"]})
-                for m in machines]
+        machines = sorted((runs for _, runs in rows.groupby(rows["boot_id"].fillna(""))),
+                          key=lambda runs: runs["_start"].min())
+        return [sorted({self._field(r, path) for r in runs["run_id"]}) for runs in machines]
 
     def minutes(self, **where) -> float:
         """Minutes from the first to the last start of the runs ``where`` picks (records' ``started_at``)."""
