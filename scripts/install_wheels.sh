@@ -19,7 +19,9 @@ if [ -d .whl ]; then
 fi
 extra_wheels=()
 for house in .whl-*/; do
-    [ -d "$house" ] && extra_wheels+=("$house"*.whl)
+    for wheel in "$house"*.whl; do  # an empty or wheel-less .whl-*/ adds nothing (not its literal pattern)
+        [ -f "$wheel" ] && extra_wheels+=("$wheel")
+    done
 done
 for packed in .whl-*.tar.xz; do
     [ -f "$packed" ] || continue
@@ -34,4 +36,4 @@ if [ ${#extra_wheels[@]} -gt 0 ]; then
             || echo "install of the project (--no-deps, over the host's packages) failed"
     fi
 fi
-unset extra_wheels house packed unpacked
+unset extra_wheels house wheel packed unpacked
