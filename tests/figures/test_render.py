@@ -193,20 +193,46 @@ def test_unknown_variants_get_looks_of_their_own():
     assert list(styles)[-2:] == ["another", "my-baseline"]
 
 
-def test_a_peer_is_drawn_with_a_look_of_its_own_and_a_label_naming_its_library(tmp_path):
+def _peer_records():
     peer = {"peer": "torch_geometric 2.8.1", "sample_identical": True}
     other = {"peer": "pylibwholegraph 26.10.0", "sample_identical": False}
-    records = [r for b in (256, 1024) for r in (_gpu("host-mediated", b, ms=10.0), _gpu("zerognn", b, ms=2.0),
-                                                 _gpu("pyg", b, ms=12.0, variant_info=peer),
-                                                 _gpu("wholegraph", b, ms=9.0, variant_info=other))]
-    runs, summary = _setup(tmp_path, records)
+    return [r for b in (256, 1024) for r in (_gpu("host-mediated", b, ms=10.0), _gpu("zerognn", b, ms=2.0),
+                                              _gpu("pyg", b, ms=12.0, variant_info=peer),
+                                              _gpu("wholegraph", b, ms=9.0, variant_info=other))]
+
+
+def test_a_peer_is_drawn_with_a_look_of_its_own_and_a_label_naming_its_library(tmp_path):
+    runs, summary = _setup(tmp_path, _peer_records())
     data = FigureData.load(summary, runs)
-    labels = {t.get_text() for legend in draw_figure("speedup", data).legends for t in legend.get_texts()}
+    labels = {t.get_text().replace("\n", " ") for legend in draw_figure("speedup", data).legends
+              for t in legend.get_texts()}
     assert labels >= {"pyg (peer: torch_geometric 2.8.1)", "wholegraph (peer: pylibwholegraph 26.10.0, other samples)",
                       "zerognn", "host-mediated"}
     assert data.styles["pyg"].marker not in {data.styles[v].marker for v in ("zerognn", "host-mediated")}
     alone = FigureData.load(summary, None)  # a summary alone holds no variant_info: the plain name
     assert {t.get_text() for t in draw_figure("speedup", alone).legends[0].get_texts()} >= {"pyg"}
+
+
+@pytest.mark.parametrize("size", ["overview", "page", "column"])
+def test_a_legend_with_long_peer_labels_stays_inside_the_figure(tmp_path, size):
+    # a peer's label (library, version, "other samples") is wider than a one-panel figure: it wraps, and the
+    # columns are as many as the widest entry leaves room for
+    runs, summary = _setup(tmp_path, _peer_records())
+    data = FigureData.load(summary, runs)
+    for name in ("speedup", "batch_sweep"):
+        with theme(size):
+            fig = draw_figure(name, data)
+            fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        page = fig.bbox
+        for legend in fig.legends:
+            box = legend.get_window_extent(renderer)
+            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, (name, size, box, page)
+            assert page.y0 - 1 <= box.y0, (name, size, box, page)
+            texts = [t.get_window_extent(renderer) for t in legend.get_texts()]
+            assert all(page.x0 - 1 <= t.x0 and t.x1 <= page.x1 + 1 for t in texts), (name, size)
+        axes = [ax.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()]
+        assert all(not ax.overlaps(legend.get_window_extent(renderer)) for ax in axes for legend in fig.legends)
 
 
 def test_summary_alone_draws_the_summary_figures(tmp_path, capsys):

@@ -259,12 +259,51 @@ def point_handles(styles: dict[str, VariantStyle], variants: Iterable[str]) -> l
 
 
 def legend(fig: Figure, handles: Sequence[Artist]) -> None:
-    """The legend below the panels; the figure grows by its rows, so a narrow figure's panels keep their
-    height."""
-    entry = LEGEND_ENTRY_INCHES * _size.font_scale / 1.1
-    ncols = max(1, min(len(handles), int(fig.get_figwidth() / entry)))
-    fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False)
-    fig.set_figheight(fig.get_figheight() + text_lines_height(math.ceil(len(handles) / ncols) - 1))
+    """The legend below the panels, in as many columns as fit the figure's width; a label wider than the figure
+    wraps (a peer's label names its library and version). The figure grows by the legend's lines, so a narrow
+    figure's panels keep their height."""
+    rc = matplotlib.rcParams
+    font = FontProperties(size=rc["legend.fontsize"])
+    em = font.get_size_in_points() / 72
+    handle = (rc["legend.handlelength"] + rc["legend.handletextpad"]) * em  # the key and its gap to the text
+    spacing = rc["legend.columnspacing"] * em
+    width = fig.get_figwidth()
+    room = width - 2 * (rc["legend.borderpad"] + rc["legend.borderaxespad"]) * em
+    labels = [_wrap(h.get_label(), room - handle, font) for h in handles]
+    widths = [max(_text_inches(line, font) for line in label.split("\n")) for label in labels]
+    heights = [label.count("\n") + 1 for label in labels]
+    ncols = max(1, min(len(handles), int(width / (LEGEND_ENTRY_INCHES * _size.font_scale / 1.1))))
+    while ncols > 1 and sum(handle + max(widths[a:b]) for a, b in _columns(len(labels), ncols)) \
+            + (ncols - 1) * spacing > room:
+        ncols -= 1
+    lines = max((sum(heights[a:b]) for a, b in _columns(len(labels), ncols)), default=1)
+    fig.legend(handles=handles, labels=labels, loc="outside lower center", ncols=ncols, frameon=False)
+    fig.set_figheight(fig.get_figheight() + text_lines_height(lines - 1))
+
+
+def _columns(n: int, ncols: int) -> list[tuple[int, int]]:
+    """The [start, end) entries of each legend column: matplotlib fills them in order, the first ``n % ncols``
+    one entry longer (``np.array_split``)."""
+    per_column, longer = divmod(n, ncols)
+    starts = [c * per_column + min(c, longer) for c in range(ncols + 1)]
+    return [(a, b) for a, b in zip(starts, starts[1:]) if b > a]
+
+
+def _text_inches(text: str, font: FontProperties) -> float:
+    if not text.strip():
+        return 0.0
+    return TextPath((0, 0), text, prop=font).get_extents().width / 72
+
+
+def _wrap(label: str, inches: float, font: FontProperties) -> str:
+    """``label`` broken at spaces into lines of at most ``inches`` (a single word longer than that stays whole)."""
+    lines: list[str] = []
+    for word in label.split(" "):
+        if lines and _text_inches(f"{lines[-1]} {word}", font) <= inches:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def text_lines_height(lines: int) -> float:
