@@ -29,7 +29,8 @@
 # wheelhouse in .whl/ (WholeGraph's wheels in .whl-*/: scripts/install_wheels.sh), which the script installs
 # from; a copy of the tree without git metadata, or with stale metadata, states its commit:
 # ZEROGNN_GIT_COMMIT=<sha> ZEROGNN_GIT_DIRTY=0 (a study stage refuses to record otherwise), and a copy git calls
-# clean at a later commit whose source files are <sha>'s runs `git reset --soft <sha>` first. A stage's archive
+# clean at a later commit runs `git checkout <sha> -- zerognn kernels workflow Snakefile pyproject.toml` and
+# `git reset --soft <sha>` first (whole_rounds.py refuses where the source files are not <sha>'s). A stage's archive
 # is committed with scripts/commit_study.py.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}

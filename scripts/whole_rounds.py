@@ -23,6 +23,9 @@ It stops with a one-line error rather than let a round pass unnoticed:
   checks their source files; the study's groups then span machines, which its summary allows only when told);
 - where a round's invocation ends without having made every record it was to make.
 
+Where ``ZEROGNN_GIT_COMMIT`` states the commit the records will name, it first checks that the tree's source
+files are that commit's (``zerognn provenance`` would reject the records otherwise), and says how to restore them.
+
 Each invocation runs in a process group of its own. When it outlasts ``--timeout``, or this script is told to stop
 (SIGTERM, as ``timeout`` or a GPU call's limit sends it, or SIGINT), the whole group gets SIGTERM (Snakemake then
 stops its jobs and marks their records incomplete), and SIGKILL what is left of it after a grace period: no run
@@ -45,6 +48,7 @@ from pathlib import Path
 from round_targets import parse_only, round_records
 
 from zerognn.errors import ZeroGNNError
+from zerognn.measure.provenance import REPO_DIR, commit_source_sha256, source_sha256
 from zerognn.records.ids import RunKey
 
 TRIGGERS = ["--rerun-triggers", "params", "input", "code"]  # not mtime: every call copies the tree anew
@@ -152,6 +156,10 @@ def main() -> int:
         return 2
     if args.rounds:
         rounds = rounds[:args.rounds]
+    stated = os.environ.get("ZEROGNN_GIT_COMMIT")
+    if stated and (problem := source_mismatch(stated)):
+        print(f"whole_rounds: {problem}")
+        return 2
     stop_on_signals()
     try:
         return record(rounds, args)
@@ -159,6 +167,21 @@ def main() -> int:
         print(f"whole_rounds: stopped by {e} (Snakemake and its runs were stopped; a round under way is incomplete, "
               f"its records marked so); run the same command again")
         return 143
+
+
+def source_mismatch(commit: str, repo: Path = REPO_DIR) -> str | None:
+    """Why records made from ``repo``'s tree could not name ``commit`` (its source files are another commit's, or
+    the repository does not hold it); None when the tree's source files are that commit's."""
+    expected = commit_source_sha256(commit, repo)
+    if expected is None:
+        return (f"ZEROGNN_GIT_COMMIT={commit}: the repository at {repo} does not hold that commit, so the tree's "
+                f"source files cannot be checked against it; bring the tree with its git metadata")
+    if source_sha256(repo) != expected:
+        return (f"the tree's source files (zerognn/, kernels/, workflow/, Snakefile, pyproject.toml) are not "
+                f"{commit}'s, which ZEROGNN_GIT_COMMIT says its records are (`zerognn provenance` would reject "
+                f"them): restore them with `git checkout {commit} -- zerognn kernels workflow Snakefile "
+                f"pyproject.toml` first")
+    return None
 
 
 def record(rounds: list[list[str]], args: argparse.Namespace) -> int:
