@@ -49,6 +49,7 @@ import pandas as pd
 from zerognn.atomic import atomic_path
 from zerognn.catalog import variant_order
 from zerognn.errors import ZeroGNNError
+from zerognn.records import stats
 from zerognn.records.files import iter_records
 from zerognn.records.summary import read_summary, trial_frame
 from zerognn.records.table import markdown_table
@@ -167,6 +168,14 @@ class Study:
     def trials(self, **where) -> list[float]:
         """Each trial's median step (ms) of the one configuration ``where`` picks, in trial order."""
         return list(self._one_configuration(where)["step_ms_median"])
+
+    def ratio(self, top: dict, bottom: dict) -> tuple[float, float | None, float | None]:
+        """median(``top``'s trials) / median(``bottom``'s), two configurations of this study picked as ``where``
+        is, with the summary's bootstrap interval (``zerognn.records.stats.ratio_ci``; None below its trials):
+        how many times faster ``bottom`` steps than ``top``."""
+        over, under = self.trials(**top), self.trials(**bottom)
+        interval = stats.ratio_ci(over, under) or (None, None)
+        return stats.median(over) / stats.median(under), *interval
 
     def _field(self, run_id: str, path: str):
         value = self._records[run_id]

@@ -97,6 +97,21 @@ def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran():
     assert render_docs.Study("h200/epoch").per_machine("config.batch_size") == [[256, 1024, 4096]]
 
 
+def test_a_ratio_between_two_variants_is_the_summarys_where_one_is_host_mediated():
+    peers = render_docs.Study("h100/peers")
+    for batch_size in (256, 4096):
+        z = peers.row(variant="zerognn", batch_size=batch_size)
+        point, low, high = peers.ratio(dict(variant="host-mediated", batch_size=batch_size),
+                                       dict(variant="zerognn", batch_size=batch_size))
+        assert (point, low, high) == pytest.approx((z["speedup_vs_host_mediated"],
+                                                    z["speedup_vs_host_mediated_ci_low"],
+                                                    z["speedup_vs_host_mediated_ci_high"]))
+    point, low, high = peers.ratio(dict(variant="pyg", batch_size=1024), dict(variant="zerognn", batch_size=1024))
+    assert low < point < high and point > 1
+    few = render_docs.Study("h200/tta")  # two seeds: too few trials for an interval
+    assert few.ratio(dict(variant="host-mediated", seed=0), dict(variant="zerognn", seed=0))[1:] == (None, None)
+
+
 def test_missing_says_a_summary_cell_is_empty():
     env = render_docs.environment()
     check = env.from_string("{{ value is missing }}")
