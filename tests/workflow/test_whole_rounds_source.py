@@ -28,12 +28,15 @@ def repo(tmp_path):
     (tmp_path / "Snakefile").write_text("rule all:\n")
     (tmp_path / "zerognn/draw.py").write_text("LEGEND = 1\n")
     git(tmp_path, "init", "-q")
-    for message in ("one", "two"):
-        git(tmp_path, "add", "-A")
-        git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
-        (tmp_path / "zerognn/draw.py").write_text("LEGEND = 2\n")
-    git(tmp_path, "checkout", "-q", "--", ".")
+    commit(tmp_path, "one")
+    (tmp_path / "zerognn/draw.py").write_text("LEGEND = 2\n")
+    commit(tmp_path, "two")
     return tmp_path
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
 
 
 def test_a_tree_whose_source_files_are_the_stated_commits_passes(repo):
