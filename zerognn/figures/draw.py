@@ -110,7 +110,7 @@ def upright_height(labels: Iterable[str]) -> float:
     """How tall (inches) the longest of ``labels`` stands as an x tick label turned upright, at the theme's
     tick size."""
     font = FontProperties(size=matplotlib.rcParams["xtick.labelsize"])
-    return max((TextPath((0, 0), label, prop=font).get_extents().width for label in labels), default=0.0) / 72
+    return max((_text_inches(label, font) for label in labels), default=0.0)
 
 
 @contextlib.contextmanager
