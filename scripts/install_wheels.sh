@@ -17,16 +17,17 @@ if [ -d .whl ]; then
     python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout \
         > /dev/null 2>&1 || echo "wheel install from .whl failed"
 fi
-extra_wheels=()
-for house in .whl-*/; do
-    for wheel in "$house"*.whl; do  # an empty or wheel-less .whl-*/ adds nothing (not its literal pattern)
-        [ -f "$wheel" ] && extra_wheels+=("$wheel")
-    done
-done
+houses=(.whl-*/)
 for packed in .whl-*.tar.xz; do
     [ -f "$packed" ] || continue
-    unpacked=$(mktemp -d) && tar xJf "$packed" -C "$unpacked" && extra_wheels+=("$unpacked"/*.whl) \
+    unpacked=$(mktemp -d) && tar xJf "$packed" -C "$unpacked" && houses+=("$unpacked/") \
         || echo "unpacking $packed failed"
+done
+extra_wheels=()
+for house in "${houses[@]}"; do
+    for wheel in "$house"*.whl; do  # a house without wheels adds nothing (not its literal pattern)
+        [ -f "$wheel" ] && extra_wheels+=("$wheel")
+    done
 done
 if [ ${#extra_wheels[@]} -gt 0 ]; then
     python3 -m pip install -q --no-index --no-deps "${extra_wheels[@]}" > /dev/null 2>&1 \
@@ -36,4 +37,4 @@ if [ ${#extra_wheels[@]} -gt 0 ]; then
             || echo "install of the project (--no-deps, over the host's packages) failed"
     fi
 fi
-unset extra_wheels house wheel packed unpacked
+unset extra_wheels houses house wheel packed unpacked

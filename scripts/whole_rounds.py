@@ -48,7 +48,7 @@ from pathlib import Path
 from round_targets import parse_only, round_records
 
 from zerognn.errors import ZeroGNNError
-from zerognn.measure.provenance import REPO_DIR, commit_source_sha256, source_sha256
+from zerognn.measure.provenance import REPO_DIR, SOURCE_DIRS, SOURCE_FILES, commit_source_sha256, source_sha256
 from zerognn.records.ids import RunKey
 
 TRIGGERS = ["--rerun-triggers", "params", "input", "code"]  # not mtime: every call copies the tree anew
@@ -177,10 +177,10 @@ def source_mismatch(commit: str, repo: Path = REPO_DIR) -> str | None:
         return (f"ZEROGNN_GIT_COMMIT={commit}: the repository at {repo} does not hold that commit, so the tree's "
                 f"source files cannot be checked against it; bring the tree with its git metadata")
     if source_sha256(repo) != expected:
-        return (f"the tree's source files (zerognn/, kernels/, workflow/, Snakefile, pyproject.toml) are not "
-                f"{commit}'s, which ZEROGNN_GIT_COMMIT says its records are (`zerognn provenance` would reject "
-                f"them): restore them with `git checkout {commit} -- zerognn kernels workflow Snakefile "
-                f"pyproject.toml` first")
+        named = ", ".join([*(f"{d}/" for d in SOURCE_DIRS), *SOURCE_FILES])
+        return (f"the tree's source files ({named}) are not {commit}'s, which ZEROGNN_GIT_COMMIT says its records "
+                f"are (`zerognn provenance` would reject them): restore them with `git checkout {commit} -- "
+                f"{' '.join([*SOURCE_DIRS, *SOURCE_FILES])}` first")
     return None
 
 
