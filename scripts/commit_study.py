@@ -1,6 +1,7 @@
 """Bring a study's records from a GPU host into the committed reference: a stage's archive (scripts/gpu_stages.sh
-packs ``$OUT/<stage>.tgz``) or a records directory, into ``results/reference/<card>/<study>/runs/``, then its
-summary and figures rebuilt from them (``snakemake figures``), so that rendering the docs is all that is left.
+packs its workspace, ``stages/<stage>/``, into ``$OUT/<stage>.tgz``) or a records directory, into
+``results/reference/<card>/<study>/runs/``, then its summary and figures rebuilt from them (``snakemake figures``),
+so that rendering the docs is all that is left.
 
 ``<card>`` is the GPU model the records ran on (``h100`` for an NVIDIA H100, ``h200`` for an H200): a study's
 records come from one model, and studies of two models are never compared. Before anything is written it checks,
@@ -34,7 +35,9 @@ from zerognn.records.provenance import check_provenance
 from zerognn.records.schema import iter_records
 
 REPO = Path(__file__).resolve().parents[1]
-RUNS_IN_ARCHIVE = "results/runs/"  # where a stage's archive holds its records
+# Where a stage's archive holds its records: its workspace's (stages/<study>/results/runs/), or, in an archive
+# from before workspaces, results/runs/.
+RUNS_IN_ARCHIVE = re.compile(r"(?P<runs>(?:stages/[a-z0-9][a-z0-9-]*/)?results/runs/)[^/]+\.json")
 PROVENANCE = "provenance.json"  # in a study allowed to span machine instances
 
 
@@ -57,17 +60,23 @@ def card(gpu_name: str) -> str:
     return model.group(1).lower()
 
 
-def read_records(source: Path, into: Path) -> dict[str, bytes]:
-    """Each record's file name -> bytes, from a stage's archive or a directory of records."""
+def read_records(source: Path, into: Path) -> tuple[dict[str, bytes], Path]:
+    """Each record's file name -> bytes, from a stage's archive (extracted under ``into``) or a directory of
+    records; and the directory that holds them."""
     if source.is_dir():
-        return {p.name: p.read_bytes() for p in sorted(source.glob("*.json"))}
+        return {p.name: p.read_bytes() for p in sorted(source.glob("*.json"))}, source
     if not tarfile.is_tarfile(source):
         raise ZeroGNNError(f"{source} is neither a directory of records nor a stage's archive (.tgz)")
     with tarfile.open(source) as archive:
-        members = [m for m in archive.getmembers() if m.isfile() and m.name.startswith(RUNS_IN_ARCHIVE)
-                   and m.name.endswith(".json") and "/" not in m.name[len(RUNS_IN_ARCHIVE):]]
-        archive.extractall(into, members=members, filter="data")
-    return {p.name: p.read_bytes() for p in sorted((into / RUNS_IN_ARCHIVE).glob("*.json"))}
+        found = {m: RUNS_IN_ARCHIVE.fullmatch(m.name) for m in archive.getmembers() if m.isfile()}
+        members = {m: match["runs"] for m, match in found.items() if match}
+        runs = sorted(set(members.values()))
+        if len(runs) > 1:
+            raise ZeroGNNError(f"{source} holds the records of {len(runs)} workspaces ({', '.join(runs)}); "
+                               f"commit a study from one")
+        archive.extractall(into, members=list(members), filter="data")
+    runs_dir = into / (runs[0] if runs else "results/runs/")
+    return {p.name: p.read_bytes() for p in sorted(runs_dir.glob("*.json"))}, runs_dir
 
 
 def environment(name: str, data: bytes) -> dict:
@@ -125,8 +134,7 @@ def main() -> int:
     repo = args.repo.resolve()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            records = read_records(args.source, Path(tmp))
-            runs_dir = args.source if args.source.is_dir() else Path(tmp) / RUNS_IN_ARCHIVE
+            records, runs_dir = read_records(args.source, Path(tmp))
             commit, gpu = checked(records, args.commit, runs_dir, repo)
         study = repo / "results" / "reference" / gpu / args.study
         runs = study / "runs"

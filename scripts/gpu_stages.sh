@@ -8,9 +8,12 @@
 #                every variant of each comparison group once, a group's trials in rotating order), as many as
 #                end within ROUND_BUDGET, up to round ROUNDS (default: all); the same command again, in calls back
 #                to back on the same machine, records the rest (rounds already recorded are kept as they are).
+#                Each study records into a workspace of its own, stages/<study>/ (results/, logs/, figures/),
+#                so two studies on one machine never share a record of the same id.
 #                A machine released between calls takes the records with it: a study starts again on the next
 #                (records carried to it would be re-made, which scripts/whole_rounds.py refuses), or goes on
-#                there with CARRIED=1 from the earlier rounds' records carried as results/runs/. The studies:
+#                there with CARRIED=1 from the earlier rounds' records carried as stages/<study>/results/runs/.
+#                The studies:
 #                reference, trials (or CONFIG's), precision, small-batch, peers, epoch, interference,
 #                determinism, tta (a round is a seed), papers (alias runs; after STAGE=build on the machine).
 #                ONLY=dataset=products-like,batch_size=1024 (say) records only the runs whose key has those
@@ -51,14 +54,14 @@ stoppable() { "$@" & step=$!; wait "$step"; local rc=$?; step=; return "$rc"; }
 
 # Rounds 1..N of a study (N: $2, 0 for all) in whole rounds within ROUND_BUDGET (default 480) seconds of the
 # stage's start (scripts/whole_rounds.py; lower it when another stage runs first in the same call: the call's
-# limit counts from its own start), then the summary of what is recorded. $1: the config file; the log goes to $3.
-# CARRIED=1: the earlier rounds' records came from another machine with the tree (carry results/runs), and the
-# study goes on from them here (whole_rounds.py --carried).
+# limit counts from its own start), in the workspace $4, then the summary of what is recorded. $1: the config
+# file; the log goes to $3. CARRIED=1: the earlier rounds' records came from another machine with the tree (carry
+# $4/results/runs), and the study goes on from them here (whole_rounds.py --carried).
 whole_rounds() {
     stoppable python3 scripts/whole_rounds.py "$1" --rounds "$2" --budget "${ROUND_BUDGET:-480}" \
-        --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3" --only "$ONLY" ${CARRIED:+--carried}
-    zerognn summarize --runs results/runs --out results/summary.csv --markdown results/summary.md \
-        --figures results/figures.json >> "$3" 2>&1 || echo "summary failed (see $3)"
+        --timeout "${SNAKEMAKE_TIMEOUT:-560}" --log "$3" --only "$ONLY" --workspace "$4" ${CARRIED:+--carried}
+    zerognn summarize --runs "$4/results/runs" --out "$4/results/summary.csv" --markdown "$4/results/summary.md" \
+        --figures "$4/results/figures.json" >> "$3" 2>&1 || echo "summary failed (see $3)"
 }
 
 case "${STAGE:?set STAGE to build, a study (reference, trials, precision, small-batch, peers, epoch, interference, determinism, tta, papers), aftereffect, cost or tests}" in
@@ -100,17 +103,18 @@ trials|papers|runs|epoch|interference|determinism|tta|peers|precision|small-batc
         runs|papers) config=workflow/config/h200-papers.yaml ;;  # after STAGE=build on the same machine
         *) config=workflow/config/h200-$STAGE.yaml ;;
     esac
-    whole_rounds "$config" "${ROUNDS:-${TRIALS:-0}}" "$OUT/snakemake-$STAGE.log"
-    python3 - <<'PY'
-import glob, json
-for path in sorted(glob.glob("results/runs/*.json")):
+    workspace=stages/$STAGE
+    whole_rounds "$config" "${ROUNDS:-${TRIALS:-0}}" "$OUT/snakemake-$STAGE.log" "$workspace"
+    WORKSPACE=$workspace python3 - <<'PY'
+import glob, json, os
+for path in sorted(glob.glob(f"{os.environ['WORKSPACE']}/results/runs/*.json")):
     r = json.load(open(path))
     p = r["metrics"]["phase_s"]
     print(f"{r['run_id'][:60]:<60} {r['metrics']['step_ms_median']:8.3f} ms  " + " ".join(f"{k}={v:.2f}" for k, v in p.items()))
 PY
-    cut -d'|' -f2-4,6-9,11 results/summary.md 2>/dev/null
-    # what the stage made, without the committed reference (the device returns files of at most 16 MiB)
-    tar czf "$OUT/$STAGE.tgz" --exclude=results/reference --exclude=figures/reference results logs figures 2>/dev/null
+    cut -d'|' -f2-4,6-9,11 "$workspace/results/summary.md" 2>/dev/null
+    # what the stage made: its workspace, records, logs and figures (scripts/commit_study.py reads its records)
+    tar czf "$OUT/$STAGE.tgz" "$workspace" 2>/dev/null
     ;;
 aftereffect)
     # needs data/products-like (STAGE=trials or cost builds it); one fresh process per variant per round

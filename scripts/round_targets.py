@@ -19,6 +19,7 @@ import yaml
 
 from zerognn.errors import ZeroGNNError
 from zerognn.records.ids import RunKey, fanouts_label
+from zerognn.workflow.config_types import schema_problem
 from zerognn.workflow.plan import plan
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
@@ -48,12 +49,21 @@ def _written(key: RunKey, field: str) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def round_records(config_path: str, only: dict[str, str] | None = None) -> list[list[str]]:
+def round_records(config_path: str, only: dict[str, str] | None = None, results_dir: str | None = None
+                  ) -> list[list[str]]:
     """Each round's record paths, in the order the study runs its rounds; with ``only``, of the runs whose key has
-    those values (a one-line error where no run of the study has one of them)."""
+    those values (a one-line error where no run of the study has one of them); under ``results_dir`` where given,
+    else the config's."""
     schema = yaml.safe_load(SCHEMA.read_text())
     defaults = {k: v["default"] for k, v in schema["properties"].items() if "default" in v}
-    config = defaults | yaml.safe_load(Path(config_path).read_text())
+    try:
+        given = yaml.safe_load(Path(config_path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ZeroGNNError(f"{config_path}: not a readable YAML study config ({' '.join(str(e).split())})") from None
+    problem = schema_problem(given, schema) if isinstance(given, dict) else "the config: not a mapping of keys"
+    if problem:
+        raise ZeroGNNError(f"{config_path}: {problem} (workflow/schemas/config.schema.yaml)")
+    config = defaults | given
     target = config["target"]
     if target == "auto":  # as the workflow resolves it (workflow/rules/common.smk)
         import torch
@@ -68,7 +78,7 @@ def round_records(config_path: str, only: dict[str, str] | None = None) -> list[
                                f"far ({field}: {', '.join(values) or 'none'})")
         keys = [k for k in keys if _written(k, field) == wanted]
     pairs = sorted({(k.seed, k.trial) for k in keys})
-    runs = f"{config['results_dir']}/runs"
+    runs = f"{results_dir or config['results_dir']}/runs"
     return [[f"{runs}/{k.run_id}.json" for k in keys if (k.seed, k.trial) == pair] for pair in pairs]
 
 

@@ -26,6 +26,11 @@ It stops with a one-line error rather than let a round pass unnoticed:
 Where ``ZEROGNN_GIT_COMMIT`` states the commit the records will name, it first checks that the tree's source
 files are that commit's (``zerognn provenance`` would reject the records otherwise), and says how to restore them.
 
+With ``--workspace DIR`` the study's results, logs and figures go to ``DIR/results``, ``DIR/logs`` and ``DIR/figures``
+(Snakemake's ``--config``) instead of the config's directories, so that studies recorded one after another on one
+machine keep their records apart: two studies' runs may share an id (the training axes are not part of it), and in
+one results directory the second would re-make the first's record with its own parameters, over it.
+
 Each invocation runs in a process group of its own. When it outlasts ``--timeout``, or this script is told to stop
 (SIGTERM, as ``timeout`` or a GPU call's limit sends it, or SIGINT), the whole group gets SIGTERM (Snakemake then
 stops its jobs and marks their records incomplete), and SIGKILL what is left of it after a grace period: no run
@@ -109,10 +114,18 @@ def stop_group(process: subprocess.Popen, grace: float) -> str:
     return (out or "") + (err or "")
 
 
-def snakemake(targets: list[str], config: str, log, *args: str, timeout: float | None = None
-              ) -> subprocess.CompletedProcess:
-    """One Snakemake invocation (the targets first: --rerun-triggers takes every word after it)."""
-    command = [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--configfile", config, *TRIGGERS, *args]
+def workspace_config(workspace: Path | None) -> list[str]:
+    """Snakemake's ``--config`` for a study recorded in ``workspace`` (none for the config's own directories)."""
+    if workspace is None:
+        return []
+    return ["--config", *(f"{name}_dir={workspace / name}" for name in ("results", "logs", "figures"))]
+
+
+def snakemake(targets: list[str], config: str, log, *args: str, workspace: Path | None = None,
+              timeout: float | None = None) -> subprocess.CompletedProcess:
+    """One Snakemake invocation (the targets first: --config and --rerun-triggers take every word after them)."""
+    command = [sys.executable, "-m", "snakemake", *targets, "--cores", "all", "--configfile", config,
+               *workspace_config(workspace), *TRIGGERS, *args]
     try:
         result = run_in_group(command, timeout=timeout)
     except BaseException as e:
@@ -147,10 +160,13 @@ def main() -> int:
                         "directory were made on another machine and brought here: date them after the build")
     parser.add_argument("--only", default="", help="field=value[,field=value]: only the runs whose key has these "
                         "(scripts/round_targets.py): a study's comparison groups recorded a few at a time")
+    parser.add_argument("--workspace", type=Path, help="record into WORKSPACE/results (logs and figures beside it) "
+                        "instead of the config's directories: a study of its own, apart from other studies' records")
     args = parser.parse_args()
 
     try:
-        rounds = round_records(args.config, parse_only(args.only))
+        results_dir = None if args.workspace is None else str(args.workspace / "results")
+        rounds = round_records(args.config, parse_only(args.only), results_dir)
     except ZeroGNNError as e:
         print(f"whole_rounds: {e}")
         return 2
@@ -190,7 +206,7 @@ def record(rounds: list[list[str]], args: argparse.Namespace) -> int:
     longest: dict[frozenset[str], float] = {}  # the longest round so far, by the configurations it ran
     with args.log.open("a") as log:
         every = [p for r in rounds for p in r]
-        if snakemake(every, args.config, log, "--omit-from", "run").returncode != 0:
+        if snakemake(every, args.config, log, "--omit-from", "run", workspace=args.workspace).returncode != 0:
             print(f"building the study's datasets and kernels failed (Snakemake's output: {args.log})")
             return 1
         if args.carried:
@@ -198,7 +214,7 @@ def record(rounds: list[list[str]], args: argparse.Namespace) -> int:
             for path in carried:
                 os.utime(path)
             print(f"{len(carried)} records carried from another machine, dated after this machine's build")
-        dry = snakemake(every, args.config, log, "--dry-run")
+        dry = snakemake(every, args.config, log, "--dry-run", workspace=args.workspace)
         planned = planned_outputs(dry.stdout + dry.stderr)
         stale = {p: why for p, why in planned.items() if why.startswith(NEWER_INPUT) and Path(p).is_file()}
         if dry.returncode != 0 or stale:
@@ -225,7 +241,7 @@ def record(rounds: list[list[str]], args: argparse.Namespace) -> int:
                 return 0
             began, wall = time.monotonic(), time.time()
             try:
-                result = snakemake(targets, args.config, log, timeout=args.timeout)
+                result = snakemake(targets, args.config, log, workspace=args.workspace, timeout=args.timeout)
             except subprocess.TimeoutExpired:
                 print(f"{label}: stopped after {args.timeout:.0f} s (--timeout); its records are incomplete")
                 return 1

@@ -52,23 +52,38 @@ def test_the_card_is_the_gpu_model():
     assert card("NVIDIA A100-SXM4-80GB") == "a100"
 
 
-def test_a_stage_archive_lands_in_its_cards_study_with_summary_and_figures(clone, tmp_path):
+@pytest.mark.parametrize("workspace", ["stages/look/", ""])  # a stage's workspace; an archive from before them
+def test_a_stage_archive_lands_in_its_cards_study_with_summary_and_figures(clone, tmp_path, workspace):
     runs = records(tmp_path)
     commit = json.loads(next(runs.glob("*.json")).read_text())["environment"]["git_commit"]
     archive = tmp_path / "look.tgz"
+    name = f"look-{len(workspace)}"
     with tarfile.open(archive, "w:gz") as tar:
-        tar.add(runs, arcname="results/runs")
-        tar.add(runs, arcname="logs/runs")  # not records: left out
-    done = commit_study(clone, "look", str(archive), "--commit", commit[:7])
+        tar.add(runs, arcname=f"{workspace}results/runs")
+        tar.add(runs, arcname=f"{workspace}logs/runs")  # not records: left out
+    done = commit_study(clone, name, str(archive), "--commit", commit[:7])
     assert done.returncode == 0, done.stdout + done.stderr
-    study = clone / "results/reference/h200/look"
+    study = clone / "results/reference/h200" / name
     assert sorted(p.name for p in (study / "runs").iterdir()) == sorted(p.name for p in runs.iterdir())
     assert all((study / "runs" / p.name).read_bytes() == p.read_bytes() for p in runs.iterdir())
     assert "3 records added, 0 already there (commit " + commit[:7] + ", h200)" in done.stdout
-    assert (study / "summary.csv").is_file() and (clone / "figures/reference/h200/look").is_dir()
+    assert (study / "summary.csv").is_file() and (clone / "figures/reference/h200" / name).is_dir()
 
-    again = commit_study(clone, "look", str(runs))
+    again = commit_study(clone, name, str(runs))
     assert again.returncode == 0 and "0 records added, 3 already there" in again.stdout, again.stderr
+
+
+def test_an_archive_of_two_workspaces_is_refused(clone, tmp_path):
+    runs = records(tmp_path, n=1)
+    archive = tmp_path / "two.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(runs, arcname="stages/peers/results/runs")
+        tar.add(runs, arcname="stages/tta/results/runs")
+    done = commit_study(clone, "two", str(archive))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (f"commit_study: {archive} holds the records of 2 workspaces "
+                                   f"(stages/peers/results/runs/, stages/tta/results/runs/); commit a study from one")
+    assert not (clone / "results/reference/h200/two").exists()
 
 
 @pytest.mark.parametrize("case, environment, expected", [

@@ -61,3 +61,13 @@ def test_rounds_of_other_seeds_run_the_same_configurations_when_their_variants_a
     first, second, third, sixth = map(configurations, rounds)
     assert first == second and third == sixth  # what foresees a round's length (whole_rounds.py)
     assert third < first and len(first) == 8 and len(third) == 6
+
+
+def test_a_config_that_is_missing_or_breaks_the_schema_is_one_line_before_any_plan(tmp_path):
+    broken = tmp_path / "study.yaml"
+    broken.write_text("datasets: {tiny: {scale: 1.0}}\nvariants: [zerognn]\n")
+    rc, _, err = targets(str(broken), "--count")
+    assert rc == 2 and err.strip() == (f"round_targets: {broken}: the config: 'models' is a required property "
+                                       f"(workflow/schemas/config.schema.yaml)")
+    rc, _, err = targets(str(tmp_path / "absent.yaml"), "--count")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "absent.yaml: not a readable YAML study config" in err
