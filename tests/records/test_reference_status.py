@@ -1,0 +1,79 @@
+"""scripts/reference_status.py: whether a card's committed reference is complete at one commit, on copies of the
+committed epoch study's records (its config plans 36 runs, all committed at one commit)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EPOCH = REPO / "results/reference/h200/epoch/runs"
+sys.path.insert(0, str(REPO / "scripts"))
+import reference_status  # noqa: E402
+
+sys.path.remove(str(REPO / "scripts"))
+
+
+@pytest.fixture
+def card(tmp_path, monkeypatch) -> Path:
+    """A card whose one needed study is a copy of the committed epoch study."""
+    monkeypatch.setattr(reference_status, "NEEDED", ("epoch",))
+    shutil.copytree(EPOCH, tmp_path / "h200/epoch/runs")
+    return tmp_path / "h200"
+
+
+def edit(path: Path, change) -> None:
+    record = json.loads(path.read_text())
+    change(record)
+    path.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def commit_of(card: Path) -> str:
+    return json.loads(next((card / "epoch/runs").glob("*.json")).read_text())["environment"]["git_commit"]
+
+
+def test_a_study_with_every_planned_run_at_one_commit_is_complete(card):
+    lines, complete = reference_status.report(card, commit_of(card)[:7])
+    assert complete, lines
+    assert lines == [f"epoch            36 records ({commit_of(card)[:7]} x36): complete",
+                     f"{card}: complete, at one commit"]
+
+
+def test_a_missing_run_a_needed_study_and_records_of_no_config_are_each_named(card, monkeypatch):
+    missing = card / "epoch/runs/products-like__sage__zerognn__b1024__f15-10-5__g1__t4.json"
+    missing.unlink()
+    lines, complete = reference_status.report(card, None)
+    assert not complete
+    assert lines[0].endswith("35 records (" + commit_of(card)[:7] + " x35): 1 of the 36 runs its config plans are "
+                             "missing (products-like__sage__zerognn__b1024__f15-10-5__g1__t4)")
+
+    monkeypatch.setattr(reference_status, "NEEDED", ("epoch", "interference"))
+    shutil.copytree(card / "epoch/runs", card / "old/runs")
+    lines, _ = reference_status.report(card, None)
+    assert lines[1].startswith("interference      0 records (-): not recorded")
+    assert lines[2].startswith("old              35 records (") and lines[2].endswith(
+        "no config workflow/config/h200-old.yaml: re-record it from a config or retire it")
+
+
+def test_records_of_two_commits_or_another_than_the_stated_are_not_complete(card):
+    original = commit_of(card)[:7]
+    lines, complete = reference_status.report(card, "0000000")
+    assert not complete and lines[-2] == f"the records name commit {original}, not 0000000 (--commit)"
+    first = sorted((card / "epoch/runs").glob("*.json"))[0]
+    edit(first, lambda r: r["environment"].update(git_commit="f" * 40))
+    lines, complete = reference_status.report(card, None)
+    assert not complete
+    assert lines[-2] == f"the records name 2 commits ({', '.join(sorted([original, 'fffffff']))}), not one"
+
+
+def test_the_epoch_studys_loop_runs_must_carry_an_execution_fraction(card):
+    profiled = card / "epoch/runs/products-like__sage__zerognn-epoch__b1024__f15-10-5__g1.json"
+    assert json.loads(profiled.read_text())["metrics"]["gpu_exec_fraction"] is not None
+    edit(profiled, lambda r: r["metrics"].update(gpu_exec_fraction=None, gpu_busy_ms_per_step=None))
+    lines, complete = reference_status.report(card, None)
+    assert not complete
+    assert lines[0].endswith(": zerognn-epoch's profiled runs do not all carry an execution fraction")
