@@ -1,5 +1,5 @@
 """Bring a study's records from a GPU host into the committed reference: a stage's archive (scripts/gpu_stages.sh
-packs its workspace, ``stages/<stage>/``, into ``$OUT/<stage>.tgz``) or a records directory, into
+packs its workspace, ``stages/<study>/``, into ``$OUT/<stage>.tgz``) or a records directory, into
 ``results/reference/<card>/<study>/runs/``, then its summary and figures rebuilt from them (``snakemake figures``),
 so that rendering the docs is all that is left.
 

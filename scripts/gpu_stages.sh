@@ -8,8 +8,9 @@
 #                every variant of each comparison group once, a group's trials in rotating order), as many as
 #                end within ROUND_BUDGET, up to round ROUNDS (default: all); the same command again, in calls back
 #                to back on the same machine, records the rest (rounds already recorded are kept as they are).
-#                Each study records into a workspace of its own, stages/<study>/ (results/, logs/, figures/),
-#                so two studies on one machine never share a record of the same id.
+#                Each study records into a workspace of its own, stages/<study>/ (results/, logs/, figures/;
+#                <study> is its config's name without h200-), so two studies on one machine never share a
+#                record of the same id.
 #                A machine released between calls takes the records with it: a study starts again on the next
 #                (records carried to it would be re-made, which scripts/whole_rounds.py refuses), or goes on
 #                there with CARRIED=1 from the earlier rounds' records carried as stages/<study>/results/runs/.
@@ -103,7 +104,8 @@ trials|papers|runs|epoch|interference|determinism|tta|peers|precision|small-batc
         runs|papers) config=workflow/config/h200-papers.yaml ;;  # after STAGE=build on the same machine
         *) config=workflow/config/h200-$STAGE.yaml ;;
     esac
-    workspace=stages/$STAGE
+    workspace=stages/$(basename "$config" .yaml)  # one per config: STAGE=runs and =papers share one
+    workspace=${workspace/\/h200-//}
     whole_rounds "$config" "${ROUNDS:-${TRIALS:-0}}" "$OUT/snakemake-$STAGE.log" "$workspace"
     WORKSPACE=$workspace python3 - <<'PY'
 import glob, json, os
