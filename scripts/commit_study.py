@@ -8,12 +8,15 @@ records come from one model, and studies of two models are never compared. Befor
 with a one-line error each, that the records name one commit (``--commit``, where given, and no other), that git
 did not call their tree dirty, that they ran that commit's source files (``zerognn provenance``), and that a record
 already committed under the same id is the same file: nothing committed is replaced. Records are only added, each
-written whole. A study allowed to span machine instances (``--allow-mixed-provenance``) says so in its
+written whole. With ``--config``, only the records whose runs that study config plans are committed: a study whose
+runs another study's archive holds too (the precision study's float32 group is the trials study's) takes its own
+from it. A study allowed to span machine instances (``--allow-mixed-provenance``) says so in its
 ``provenance.json``, with the instances (boot ids) and how many records each ran, so that whoever summarises it
 again knows to pass the same flag, and the allowance is kept for records added later.
 
     python scripts/commit_study.py tta /path/to/tta.tgz --commit 9a534af
     python scripts/commit_study.py peers results/runs --commit 9a534af --allow-mixed-provenance
+    python scripts/commit_study.py precision trials.tgz --config workflow/config/h200-precision.yaml
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import tarfile
 import tempfile
 from collections import Counter
 from pathlib import Path
+
+from round_targets import round_records
 
 from zerognn.atomic import atomic_path
 from zerognn.errors import ZeroGNNError
@@ -79,6 +84,18 @@ def read_records(source: Path, into: Path) -> tuple[dict[str, bytes], Path]:
     return {p.name: p.read_bytes() for p in sorted(runs_dir.glob("*.json"))}, runs_dir
 
 
+def planned_by(config: str, records: dict[str, bytes], into: Path) -> tuple[dict[str, bytes], Path]:
+    """Of ``records``, those whose runs the study config ``config`` plans (scripts/round_targets.py), written to
+    ``into``; and ``into``."""
+    planned = {f"{Path(p).stem}.json" for r in round_records(config) for p in r}
+    kept = {name: data for name, data in records.items() if name in planned}
+    print(f"{len(kept)} of the {len(records)} records are runs {config} plans", flush=True)
+    into.mkdir()
+    for name, data in kept.items():
+        (into / name).write_bytes(data)
+    return kept, into
+
+
 def environment(name: str, data: bytes) -> dict:
     """A record's ``environment`` (where it ran, at which commit), or a one-line error naming the file."""
     try:
@@ -125,6 +142,8 @@ def main() -> int:
                         "the records' commit (default: this one)")
     parser.add_argument("--allow-mixed-provenance", action="store_true", help="summarise a study whose "
                         "comparison groups ran on several machines (zerognn summarize's flag)")
+    parser.add_argument("--config", help="commit only the records whose runs this study config plans (another "
+                        "study's archive holding some of this one's runs: the trials study's, say)")
     args = parser.parse_args()
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", args.study):
         parser.error(f"study {args.study!r}: a directory name of lowercase letters, digits and dashes (tta, peers)")
@@ -135,6 +154,8 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             records, runs_dir = read_records(args.source, Path(tmp))
+            if args.config:
+                records, runs_dir = planned_by(args.config, records, Path(tmp) / "planned")
             commit, gpu = checked(records, args.commit, runs_dir, repo)
         study = repo / "results" / "reference" / gpu / args.study
         runs = study / "runs"

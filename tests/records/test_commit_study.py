@@ -11,6 +11,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 EPOCH = REPO / "results/reference/h200/epoch/runs"
@@ -145,3 +146,14 @@ def test_a_study_allowed_to_span_machines_says_so_and_keeps_the_allowance(clone,
     assert stated == {"mixed_provenance": True, "machine_instances": {"machine-a": 1, "machine-b": 1}}
     again = commit_study(clone, "spans", str(runs))  # the allowance is the study's, not the call's
     assert again.returncode == 0 and "summarise it with --allow-mixed-provenance" in again.stdout, again.stderr
+
+
+def test_with_a_config_only_the_runs_it_plans_are_committed(clone, tmp_path):
+    runs = records(tmp_path, n=12)  # B=256: six trials each of zerognn-epoch and zerognn
+    config = yaml.safe_load((REPO / "workflow/config/h200-epoch.yaml").read_text()) | {"variants": ["zerognn"]}
+    (tmp_path / "zerognn-only.yaml").write_text(yaml.safe_dump(config))
+    done = commit_study(clone, "subset", str(runs), "--config", str(tmp_path / "zerognn-only.yaml"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"6 of the 12 records are runs {tmp_path / 'zerognn-only.yaml'} plans" in done.stdout
+    committed = sorted(p.name for p in (clone / "results/reference/h200/subset/runs").iterdir())
+    assert committed == sorted(p.name for p in runs.iterdir() if "__zerognn__" in p.name) and len(committed) == 6
