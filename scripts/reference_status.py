@@ -71,7 +71,6 @@ class Study:
                 found.append(f"{variant}'s profiled runs do not all carry an execution fraction")
         return found
 
-
     def _short_configurations(self) -> list[str]:
         """Where the config cannot be planned here (a peer's library is missing): the committed configurations
         that lack some of their replicates; which configurations the config plans is not checked."""
