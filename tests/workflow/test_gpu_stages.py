@@ -1,6 +1,7 @@
 """scripts/gpu_stages.sh's study stage, on the CPU with a config of its own: it records the study in whole rounds
-into the study's workspace, stages/<config name>/, summarises it there, and packs that workspace into
-$OUT/<stage>.tgz, from which scripts/commit_study.py reads the records."""
+into the study's workspace, stages/<config name>/, apart from any other study's records of the same ids in the
+shared results directory, summarises it there, and packs that workspace into $OUT/<stage>.tgz, from which
+scripts/commit_study.py reads the records."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def test_a_study_stage_records_into_its_workspace_and_packs_it(tmp_path):
     cwd = workflow_copy(tmp_path / "tree")
     shutil.copytree(REPO / "scripts", cwd / "scripts")
     write_config(cwd / "workflow/config/look.yaml", **STUDY)
+    # another study's record of a run of the same id, in the shared results directory: left alone
+    other = cwd / "results/runs/tiny__sage__torch-eager__b128__f5-5__g1.json"
+    other.parent.mkdir(parents=True)
+    other.write_text("another study's record\n")
     out = tmp_path / "out"
     env = dict(os.environ, STAGE="trials", CONFIG="workflow/config/look.yaml", OUT=str(out), ALLOW_DIRTY="1",
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -41,7 +46,7 @@ def test_a_study_stage_records_into_its_workspace_and_packs_it(tmp_path):
     assert sorted(p.name for p in runs.glob("*.json")) == ["tiny__sage__torch-eager__b128__f5-5__g1.json",
                                                           "tiny__sage__torch-eager__b128__f5-5__g1__t2.json"]
     assert (cwd / "stages/look/results/summary.csv").is_file()
-    assert not (cwd / "results/runs").exists()  # nothing in the shared results directory
+    assert [p.read_text() for p in (cwd / "results/runs").iterdir()] == ["another study's record\n"]
 
     with tarfile.open(out / "trials.tgz") as archive:
         assert all(name.startswith("stages/look") for name in archive.getnames())

@@ -79,22 +79,3 @@ def test_whole_rounds_within_the_budget_other_studies_records_and_a_rebuilt_data
     assert lines[2].startswith("round 2 of 2: snakemake rc=0 in ") and len(lines) == 3
     after = records(cwd)
     assert {name: after[name] for name in made} == made and len(after) == 4
-
-
-def test_a_study_in_a_workspace_of_its_own_leaves_another_studys_records_of_the_same_id_alone(tmp_path):
-    cwd = workflow_copy(tmp_path)
-    one = STUDY | {"batch_sizes": [128], "trials": 1}
-    write_config(cwd / "study.yaml", **one)
-    first = whole_rounds(cwd)
-    assert first.returncode == 0, first.stdout + first.stderr + (cwd / "sm.log").read_text()
-    made = records(cwd)
-
-    write_config(cwd / "study.yaml", **(one | {"measure_steps": 3}))  # another study, a run of the same id
-    other = whole_rounds(cwd, "--workspace", "stages/other")
-    assert other.returncode == 0, other.stdout + other.stderr + (cwd / "sm.log").read_text()
-    assert other.stdout.startswith("round 1 of 1: snakemake rc=0 in ")
-    assert records(cwd) == made  # the first study's record, as it was
-    theirs = sorted((cwd / "stages/other/results/runs").glob("*.json"))
-    assert [p.name for p in theirs] == list(made)
-    assert json.loads(theirs[0].read_text())["config"]["measure_steps"] == 3
-    assert (cwd / "stages/other/logs/runs" / theirs[0].with_suffix(".log").name).is_file()
