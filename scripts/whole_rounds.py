@@ -114,11 +114,17 @@ def stop_group(process: subprocess.Popen, grace: float) -> str:
     return (out or "") + (err or "")
 
 
+def workspace_dirs(workspace: Path | None) -> dict[str, str]:
+    """The config's directories for a study recorded in ``workspace`` (none: the config's own)."""
+    if workspace is None:
+        return {}
+    return {f"{name}_dir": str(workspace / name) for name in ("results", "logs", "figures")}
+
+
 def workspace_config(workspace: Path | None) -> list[str]:
     """Snakemake's ``--config`` for a study recorded in ``workspace`` (none for the config's own directories)."""
-    if workspace is None:
-        return []
-    return ["--config", *(f"{name}_dir={workspace / name}" for name in ("results", "logs", "figures"))]
+    dirs = workspace_dirs(workspace)
+    return ["--config", *(f"{key}={value}" for key, value in dirs.items())] if dirs else []
 
 
 def snakemake(targets: list[str], config: str, log, *args: str, workspace: Path | None = None,
@@ -165,8 +171,7 @@ def main() -> int:
     args = parser.parse_args()
 
     try:
-        results_dir = None if args.workspace is None else str(args.workspace / "results")
-        rounds = round_records(args.config, parse_only(args.only), results_dir)
+        rounds = round_records(args.config, parse_only(args.only), workspace_dirs(args.workspace).get("results_dir"))
     except ZeroGNNError as e:
         print(f"whole_rounds: {e}")
         return 2
