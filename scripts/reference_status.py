@@ -7,9 +7,7 @@ commit (``--commit``, where given). A config's ``trials`` and ``seeds`` say how 
 needs, so a complete study has them all (ten for the headline group, ``h200-trials.yaml``). Records no config of
 the card's studies plans (a directory without a config) are listed, to be re-recorded or retired. That each
 committed summary is what ``zerognn summarize`` makes of its records is tests/records/test_reference_summaries.py's
-check, not this one's. Each study's line also gives its processes' wall time summed from its records (``phase_s``'s
-``total``), the measured device-minutes its config's comment states (less the datasets' builds and the calls' own
-start). Exit status 0 when complete, 1 otherwise.
+check, not this one's. Exit status 0 when complete, 1 otherwise.
 
     python scripts/reference_status.py --card h200 --commit 9a534af
 """
@@ -52,12 +50,6 @@ class Study:
     @property
     def run_ids(self) -> set[str]:
         return {r["run_id"] for r in self.records}
-
-    @property
-    def process_minutes(self) -> float | None:
-        """None where a record predates ``phase_s``."""
-        totals = [(r["metrics"].get("phase_s") or {}).get("total") for r in self.records]
-        return None if None in totals else sum(totals) / 60
 
     def missing(self) -> list[str]:
         return sorted((self.planned or set()) - self.run_ids)
@@ -128,8 +120,6 @@ def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
         complete &= not problems
         label = study.name or "(top)"
         held = ", ".join(f"{c} x{n}" for c, n in study.commits.most_common()) or "-"
-        if study.records and study.process_minutes is not None:
-            held += f"; {study.process_minutes:.1f} process-min"
         status = "; ".join(problems) or "complete"
         if study.replicates is not None and study.records:
             status += f" ({study.why_unplanned})"

@@ -39,9 +39,7 @@ def commit_of(card: Path) -> str:
 def test_a_study_with_every_planned_run_at_one_commit_is_complete(card):
     lines, complete = reference_status.report(card, commit_of(card)[:7])
     assert complete, lines
-    minutes = sum(json.loads(p.read_text())["metrics"]["phase_s"]["total"] for p in card.rglob("*.json")) / 60
-    assert 1 < minutes < 60
-    assert lines == [f"epoch            36 records ({commit_of(card)[:7]} x36; {minutes:.1f} process-min): complete",
+    assert lines == [f"epoch            36 records ({commit_of(card)[:7]} x36): complete",
                      f"{card}: complete, at one commit"]
 
 
@@ -50,8 +48,7 @@ def test_a_missing_run_a_needed_study_and_records_of_no_config_are_each_named(ca
     missing.unlink()
     lines, complete = reference_status.report(card, None)
     assert not complete
-    assert lines[0].split(";")[0].endswith("35 records (" + commit_of(card)[:7] + " x35")
-    assert lines[0].endswith("process-min): 1 of the 36 runs its config plans are "
+    assert lines[0].endswith("35 records (" + commit_of(card)[:7] + " x35): 1 of the 36 runs its config plans are "
                              "missing (products-like__sage__zerognn__b1024__f15-10-5__g1__t4)")
 
     monkeypatch.setattr(reference_status, "NEEDED", ("epoch", "interference"))
