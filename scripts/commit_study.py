@@ -195,8 +195,8 @@ def main() -> int:
         print(f"commit_study: the summary and figures were not rebuilt (snakemake figures, rc={done.returncode}):\n"
               f"{done.stderr[-2000:]}", file=sys.stderr)
         return 1
-    print(f"{study.relative_to(repo)}/summary.csv and {figures.relative_to(repo)}/ rebuilt; next: a template in "
-          f"docs/templates/ that reads study(\"{gpu}/{args.study}\"), then python scripts/render_docs.py")
+    print(f"{study.relative_to(repo)}/summary.csv and {figures.relative_to(repo)}/ rebuilt; next: docs/templates/"
+          f"studies.yaml naming {gpu}/{args.study} for the templates that read it, then python scripts/render_docs.py")
     return 0
 
 

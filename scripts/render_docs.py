@@ -6,9 +6,10 @@ A rendered region of a markdown file is a template's output between two comments
     ...
     <!-- end of rendered region -->
 
-Templates are Jinja2 (it comes with Snakemake, the pipeline extra). In a template, ``study("h200/small-batch")``
-is the study under ``results/reference/`` with its summary (``zerognn summarize``'s, read back with
-``read_summary``) and its records; ``study("h200", dataset="products-like")`` only the configurations picked
+Templates are Jinja2 (it comes with Snakemake, the pipeline extra). In a template, ``study("small-batch")``
+is the committed study docs/templates/studies.yaml names for it (``study("h200/small-batch")``, a directory
+under ``results/reference/``, names one directly) with its summary (``zerognn summarize``'s, read back with
+``read_summary``) and its records; ``study("reference", dataset="products-like")`` only the configurations picked
 (a directory holding groups of several commits). A study's methods pick runs by summary columns
 (``variant="zerognn"``; a list picks any of its items):
 
@@ -45,6 +46,7 @@ from pathlib import Path
 
 import jinja2
 import pandas as pd
+import yaml
 
 from zerognn.atomic import atomic_path
 from zerognn.catalog import variant_order
@@ -56,6 +58,8 @@ from zerognn.records.table import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "results" / "reference"
+# Each study the docs render -> its directory under REFERENCE: the one place a study's card and commit are chosen.
+STUDIES = REPO / "docs" / "templates" / "studies.yaml"
 DOCUMENTS = ("README.md", "docs/*.md")
 REGION = re.compile(r"(<!-- rendered from (\S+) by scripts/render_docs\.py: edit the template -->\n)(.*?)"
                     r"(<!-- end of rendered region -->)", re.S)
@@ -222,10 +226,11 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, autoescape=False)
     studies: dict[str, Study] = {}
+    rendered = yaml.safe_load(STUDIES.read_text())
     def study(name: str, **part) -> Study:
         key = name + repr(sorted(part.items()))
         if key not in studies:
-            studies[key] = Study(name, **part)
+            studies[key] = Study(rendered.get(name, name), **part)
         return studies[key]
 
     env.globals["study"] = study

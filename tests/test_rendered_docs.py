@@ -2,11 +2,13 @@
 records now (scripts/render_docs.py): a record or summary changed without re-rendering fails here."""
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from zerognn.errors import ZeroGNNError
 
@@ -30,6 +32,19 @@ def test_a_number_edited_by_hand_is_rendered_back():
     edited = text.replace(body, body.replace("0.38 [0.38–0.39]", "0.36 [0.36–0.37]"), 1)
     assert edited != text
     assert render_docs.render(edited, render_docs.environment()) == text
+
+
+def test_a_template_names_a_study_and_studies_yaml_names_its_directory(tmp_path):
+    studies = yaml.safe_load(render_docs.STUDIES.read_text())
+    for name, directory in studies.items():
+        assert (render_docs.REFERENCE / directory).is_dir(), f"studies.yaml: {name}: no results/reference/{directory}/"
+    study = render_docs.environment().globals["study"]
+    assert study("papers").name == studies["papers"]
+    assert study("h200/small-batch").name == "h200/small-batch"  # a directory, named directly
+    # every study a template reads by a name is one studies.yaml names
+    named = {m for p in (REPO / "docs" / "templates").glob("*.md")
+             for m in re.findall(r'study\("([^"/]+)"', p.read_text())}
+    assert named and named <= set(studies), sorted(named - set(studies))
 
 
 def test_a_template_that_picks_no_row_or_two_commits_says_so(tmp_path):

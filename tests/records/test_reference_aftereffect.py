@@ -1,4 +1,4 @@
-"""The committed profiler after-effect records (results/reference/h200/aftereffect/) are what docs/measurement.md
+"""The committed profiler after-effect records the docs quote (docs/templates/studies.yaml) are what docs/measurement.md
 says: five fresh processes per variant from one commit, one machine and one call, with the quoted ratios
 computed from each record's two timed windows."""
 
@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.records.rendered import study_dir
+
 REPO = Path(__file__).resolve().parents[2]
-STUDY = REPO / "results" / "reference" / "h200" / "aftereffect"
+STUDY = study_dir("aftereffect")
 RECORDS = [json.loads(p.read_text()) for p in sorted(STUDY.glob("*.json"))]
 
 

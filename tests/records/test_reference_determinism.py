@@ -1,15 +1,15 @@
-"""The committed determinism study (results/reference/h200/determinism/) shows what docs/determinism.md and
+"""The committed determinism study the docs render (docs/templates/studies.yaml) shows what docs/determinism.md and
 the README say: in deterministic mode zerognn and host-mediated lose exactly the same at every step of
 every configuration, a whole epoch included; in the default mode they do not."""
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.records.rendered import study_dir
 from zerognn.records import RunKey
 
-RUNS = Path(__file__).resolve().parents[2] / "results" / "reference" / "h200" / "determinism" / "runs"
+RUNS = study_dir("determinism") / "runs"
 CONFIGS = [("sage", 256), ("sage", 1024), ("sage", 4096), ("gcn", 1024), ("gat", 1024)]
 
 

@@ -1,4 +1,4 @@
-"""The committed instrument records (results/reference/h200/instrument/) show what docs/results.md says: every
+"""The committed instrument records the docs render (docs/templates/studies.yaml) show what docs/results.md says: every
 variant holds at least the ideal and reserves at least what it allocates, all from one commit and one call,
 with the table in the docs computed from them."""
 
@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.records.rendered import study_dir
 from zerognn.records.schema import iter_records
 
 REPO = Path(__file__).resolve().parents[2]
-RECORDS = list(iter_records(REPO / "results" / "reference" / "h200" / "instrument" / "runs"))
+RECORDS = list(iter_records(study_dir("instrument") / "runs"))
 MIB = 2**20
 
 

@@ -1,7 +1,6 @@
-"""The committed trials study (results/reference/h200/trials/) is what docs/results.md says: one commit and one
-machine boot, every variant in every round, each round one invocation, the rounds back to back, and the section's
-table and sentences (with the README's speedup) computed from the records and
-their summary."""
+"""The committed trials study the docs render (docs/templates/studies.yaml) is what docs/results.md says: one
+commit and one machine boot, every variant in every round, each round one invocation, the rounds back to back,
+and the section's table and sentences (with the README's speedup) computed from the records and their summary."""
 
 import json
 import re
@@ -9,10 +8,11 @@ import statistics
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from tests.records.rendered import study_dir
 from zerognn.records.summary import read_summary
 
 REPO = Path(__file__).resolve().parents[2]
-STUDY = REPO / "results" / "reference" / "h200" / "trials"
+STUDY = study_dir("trials")
 RECORDS = [json.loads(p.read_text()) for p in sorted((STUDY / "runs").glob("*.json"))]
 SUMMARY = read_summary(STUDY / "summary.csv").set_index("variant")
 SECTION = (REPO / "docs" / "results.md").read_text().split("## Repeated trials", 1)[1].split("\n## ", 1)[0]
@@ -83,8 +83,9 @@ def test_the_docs_table_is_the_records():
 
 def test_the_docs_sentences_are_the_records():
     assert "in 10 rounds whose variant order rotates" in TEXT
-    commit = re.search(r"at commit (\w+) on one H200 host", TEXT).group(1)
+    commit, gpu = re.search(r"at commit (\w+) on one (.+?) host", TEXT).groups()
     assert RECORDS[0]["environment"]["git_commit"].startswith(commit)
+    assert {r["environment"]["gpu_name"] for r in RECORDS} == {gpu}
     minutes = sum(r["metrics"]["phase_s"]["total"] for r in RECORDS) / 60
     assert f"{minutes:.1f} minutes of processes started within" in TEXT
     drift = re.search(r"host-mediated ([\d. /]+) ms in rounds 1–10", TEXT).group(1)
@@ -145,10 +146,10 @@ def test_the_baselines_section_points_at_the_default_mode_numbers():
 
 
 def test_the_papers_records_ran_torch_compile_in_its_default_mode():
-    papers = REPO / "results/reference/h100/papers"
+    papers = study_dir("papers")
     compiled = [json.loads(p.read_text()) for p in (papers / "runs").glob("*torch-compile*")]
     # the default mode captures no graph (reduce-overhead captured its one cudagraph-tree graph), like the trials'
     assert len(compiled) == 6 and all(r["metrics"]["cuda_graph_captures"] == 0 for r in compiled)
     assert all(r["metrics"]["cuda_graph_captures"] == 0 for r in _trials("torch-compile"))
     section = (REPO / "README.md").read_text().split("## papers100M at full scale", 1)[1].split("\n## ", 1)[0]
-    assert "results/reference/h100/papers/" in section and "reduce-overhead" not in section
+    assert f"{papers.relative_to(REPO)}/" in section and "reduce-overhead" not in section
