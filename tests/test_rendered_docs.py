@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.records.factory import make_record, write_records
 from zerognn.errors import ZeroGNNError
+from zerognn.records.summary import summarize
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "render_docs.py"
@@ -26,10 +28,11 @@ def test_every_rendered_region_is_what_the_records_give_now():
 
 def test_a_number_edited_by_hand_is_rendered_back():
     text = (REPO / "docs" / "results.md").read_text()
-    region = next((m for m in render_docs.REGION.finditer(text) if m.group(2) == "docs/templates/small-batch.md"), None)
-    assert region, "docs/results.md has no small-batch region"
+    region = next((m for m in render_docs.REGION.finditer(text) if m.group(2) == "docs/templates/papers.md"), None)
+    assert region, "docs/results.md has no papers100M-like region"
     body = region.group(3)
-    edited = text.replace(body, body.replace("0.38 [0.38–0.39]", "0.36 [0.36–0.37]"), 1)
+    number = re.search(r"\d+\.\d\d", body).group(0)
+    edited = text.replace(body, body.replace(number, f"{float(number) + 1:.2f}", 1), 1)
     assert edited != text
     assert render_docs.render(edited, render_docs.environment()) == text
 
@@ -40,20 +43,34 @@ def test_a_template_names_a_study_and_studies_yaml_names_its_directory(tmp_path)
         assert (render_docs.REFERENCE / directory).is_dir(), f"studies.yaml: {name}: no results/reference/{directory}/"
     study = render_docs.environment().globals["study"]
     assert study("papers").name == studies["papers"]
-    assert study("h200/small-batch").name == "h200/small-batch"  # a directory, named directly
+    assert study("h100/interference").name == "h100/interference"  # a directory, named directly
     # every study a template reads by a name is one studies.yaml names
     named = {m for p in (REPO / "docs" / "templates").glob("*.md")
              for m in re.findall(r'study\("([^"/]+)"', p.read_text())}
     assert named and named <= set(studies), sorted(named - set(studies))
 
 
+@pytest.fixture
+def two_commits(tmp_path, monkeypatch):
+    """A reference directory ``mixed`` holding two comparison groups recorded at two commits, its records without
+    run timing (as records before it were), in place of results/reference/."""
+    records = [make_record(v, dataset=dataset, trial=trial, step_ms=(1.0 + trial, 2.0 + trial, 3.0))
+               for dataset in ("tiny", "small") for v in ("host-mediated", "zerognn") for trial in (1, 2)]
+    for r in records:
+        r["environment"]["git_commit"] = "abc1234" if r["config"]["dataset"] == "tiny" else "def5678"
+    write_records(tmp_path / "mixed" / "runs", records)
+    summarize(tmp_path / "mixed" / "runs", tmp_path / "mixed" / "summary.csv")
+    monkeypatch.setattr(render_docs, "REFERENCE", tmp_path)
+    return "mixed"
+
+
 def test_a_template_that_picks_no_row_or_two_commits_says_so(tmp_path):
-    study = render_docs.Study("h200/small-batch")
+    study = render_docs.Study("h100/papers")
     with pytest.raises(ZeroGNNError, match=r"picks 0 summary rows, not one"):
-        study.row(variant="torch-eager")
+        study.row(variant="pyg")
     with pytest.raises(ZeroGNNError, match=r"has no column batch"):
         study.row(batch=256)
-    (tmp_path / "t.md").write_text('{{ study("h200/small-batch").row(variant="zerognn").nothing }}')
+    (tmp_path / "t.md").write_text('{{ study("papers").row(variant="zerognn").nothing }}')
     page = ("<!-- rendered from t.md by scripts/render_docs.py: edit the template -->\n"
             "<!-- end of rendered region -->\n")
     with pytest.raises(ZeroGNNError, match=r"^template t\.md: UndefinedError: .*nothing"):
@@ -61,15 +78,15 @@ def test_a_template_that_picks_no_row_or_two_commits_says_so(tmp_path):
 
 
 def test_the_table_keeps_the_summary_tables_cells():
-    table = render_docs.Study("h200/small-batch").table(["variant", "× host-mediated [95 % CI]"])
+    table = render_docs.Study("h100/papers").table(["variant", "× host-mediated [95 % CI]"])
     assert table.splitlines()[0] == "| variant | × host-mediated [95 % CI] |"
     assert any(line.startswith("| zerognn | ") and "[" in line for line in table.splitlines())
     with pytest.raises(ZeroGNNError, match="has no column"):
-        render_docs.Study("h200/small-batch").table(["speed"])
+        render_docs.Study("h100/papers").table(["speed"])
 
 
 def test_record_fields_come_per_trial_and_per_run():
-    study = render_docs.Study("h200/trials")
+    study = render_docs.Study("h100/papers")
     totals = study.field("metrics.phase_s.total", variant="zerognn")
     assert len(totals) == study.row(variant="zerognn")["trials"] and all(t > 0 for t in totals)
     both = study.values("metrics.phase_s.total", variant=["zerognn", "host-mediated"])
@@ -79,29 +96,29 @@ def test_record_fields_come_per_trial_and_per_run():
     assert 0 < study.minutes() < 60
     with pytest.raises(ZeroGNNError, match=r"has no field metrics\.nothing"):
         study.field("metrics.nothing", variant="zerognn")
-    with pytest.raises(ZeroGNNError, match=r"picks 8 configurations, not one"):
+    with pytest.raises(ZeroGNNError, match=r"picks 7 configurations, not one"):
         study.field("metrics.phase_s.total")
 
 
-def test_a_directory_of_several_commits_renders_one_part_at_a_time():
-    with pytest.raises(ZeroGNNError, match=r"records name 2 commits .*one study at one commit"):
-        render_docs.Study("h200")
-    part = render_docs.Study("h200", dataset="products-like", model="sage")
-    assert set(part.summary["dataset"]) == {"products-like"} and set(part.summary["model"]) == {"sage"}
-    assert len(part.values("metrics.step_ms_median")) == len(part.summary)  # the records of the part, no more
+def test_a_directory_of_several_commits_renders_one_part_at_a_time(two_commits):
+    with pytest.raises(ZeroGNNError, match=r"records name 2 commits \(abc1234, def5678\).*one study at one commit"):
+        render_docs.Study(two_commits)
+    part = render_docs.Study(two_commits, dataset="small")
+    assert set(part.summary["dataset"]) == {"small"} and part.commit == "def5678"
+    assert len(part.values("metrics.step_ms_median")) == 4  # the records of the part, no more
     with pytest.raises(ZeroGNNError, match=r"picks no configuration"):
-        render_docs.Study("h200", dataset="ogbn-nothing")
+        render_docs.Study(two_commits, dataset="ogbn-nothing")
+    assert part.run_minutes() is None  # records without run timing
 
 
-def test_run_minutes_sum_each_machines_span_and_say_none_for_untimed_records():
-    epoch = render_docs.Study("h200/epoch")
-    starts = epoch.values("environment.started_at")
-    assert epoch.machines() == 1 and len(starts) == epoch.summary.trials.sum()
+def test_run_minutes_sum_each_machines_span():
+    papers = render_docs.Study("h100/papers")
+    starts = papers.values("environment.started_at")
+    assert papers.machines() == 1 and len(starts) == papers.summary.trials.sum()
     # one machine: its first start to its last end, which is past the last start by at least one run's total
-    assert epoch.minutes() < epoch.run_minutes() < epoch.minutes() + max(epoch.values("metrics.phase_s.total")) / 60
-    precision = render_docs.Study("h200/precision")
-    assert precision.machines() > 1 and precision.run_minutes() < precision.minutes()  # gaps between machines
-    assert render_docs.Study("h200/determinism").run_minutes() is None  # its records predate run timing
+    assert papers.minutes() < papers.run_minutes() < papers.minutes() + max(papers.values("metrics.phase_s.total")) / 60
+    tta = render_docs.Study("h100/tta")
+    assert tta.machines() > 1 and tta.run_minutes() < tta.minutes()  # the gap between the machines is not counted
 
 
 def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran():
@@ -109,7 +126,7 @@ def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran():
     assert tta.machines() == 2
     assert tta.per_machine("config.seed") == [[0, 1], [2, 3, 4, 5]]
     assert tta.per_machine("config.seed", variant="torch-eager") == [[0, 1]]
-    assert render_docs.Study("h200/epoch").per_machine("config.batch_size") == [[256, 1024, 4096]]
+    assert render_docs.Study("h100/interference").per_machine("config.host_load") == [[0, 16]]
 
 
 def test_a_ratio_between_two_variants_is_the_summarys_where_one_is_host_mediated():
@@ -123,8 +140,8 @@ def test_a_ratio_between_two_variants_is_the_summarys_where_one_is_host_mediated
                                                     z["speedup_vs_host_mediated_ci_high"]))
     point, low, high = peers.ratio(dict(variant="pyg", batch_size=1024), dict(variant="zerognn", batch_size=1024))
     assert low < point < high and point > 1
-    few = render_docs.Study("h200/tta")  # two seeds: too few trials for an interval
-    assert few.ratio(dict(variant="host-mediated", seed=0), dict(variant="zerognn", seed=0))[1:] == (None, None)
+    one_seed = render_docs.Study("h100/tta")  # a seed is one trial: too few for an interval
+    assert one_seed.ratio(dict(variant="host-mediated", seed=0), dict(variant="zerognn", seed=0))[1:] == (None, None)
 
 
 def test_missing_says_a_summary_cell_is_empty():
@@ -132,17 +149,17 @@ def test_missing_says_a_summary_cell_is_empty():
     check = env.from_string("{{ value is missing }}")
     assert [check.render(value=v) for v in (None, float("nan"), 0.0, 1.5, "a flag")] == [
         "True", "True", "False", "False", "False"]
-    row = render_docs.Study("h200/small-batch").row(variant="zerognn")
+    row = render_docs.Study("h100/papers").row(variant="zerognn")
     assert env.from_string("{{ r.time_to_target_s is missing }} {{ r.step_ms_median is missing }}").render(r=row) \
         == "True False"
 
 
 def test_a_study_names_the_one_gpu_model_its_records_ran_on(monkeypatch):
-    epoch = render_docs.Study("h200/epoch")
-    assert epoch.gpu() == "NVIDIA H200"
-    monkeypatch.setattr(epoch, "values", lambda path: ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
+    papers = render_docs.Study("h100/papers")
+    assert papers.gpu() == "NVIDIA H100 80GB HBM3"
+    monkeypatch.setattr(papers, "values", lambda path: ["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
     with pytest.raises(ZeroGNNError, match=r"name 2 GPU models \(NVIDIA H100 80GB HBM3, NVIDIA H200\)"):
-        epoch.gpu()
+        papers.gpu()
 
 
 def test_rounds_are_what_a_config_plans_the_measure_of_a_study_recorded_in_part():
