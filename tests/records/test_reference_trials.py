@@ -109,9 +109,10 @@ def test_the_docs_sentences_are_the_records():
     setups = [SUMMARY.loc[v, "setup_s"] for v in ("torch-compile", "torch-eager", "zerognn")]
     assert re.search(rf"spends {setups[0]:.1f} s of compilation and first steps against {setups[1]:.1f} s", TEXT)
     assert f"calibration and capture take {setups[2]:.2f} s" in TEXT
-    captures = [c["capture_s"] for r in _trials("zerognn") for c in r["variant_info"]["captures"]]
-    assert statistics.median(captures) > setups[2] / 2  # "setup is mostly its graph capture"
-    assert "`zerognn`'s setup is mostly its graph capture (`variant_info.captures`)" in TEXT
+    captures = [r["variant_info"]["captures"][0]["capture_s"] for r in _trials("zerognn")]
+    assert statistics.median(captures) < setups[2] / 10  # the setup is the calibration and construction, not capture
+    assert (f"`zerognn`'s setup ({setups[2]:.2f} s) is its envelope's calibration and the step graph's construction; "
+            f"the capture itself takes {statistics.median(captures):.3f} s of it") in TEXT
     later = [r["metrics"]["phase_s"] for r in _trials("zerognn")[1:]]
     totals = [p["total"] for p in later]
     assert (f"writes its record {statistics.median(totals):.1f} s after it starts ({min(totals):.1f}–"
