@@ -38,7 +38,7 @@ import torch
 from zerognn import precision
 from zerognn.measure.timing import queued_gpu_time_us
 
-DEFAULT_RECORD = ("results/reference/h200/trials/runs/"
+DEFAULT_RECORD = ("results/reference/h100/trials/runs/"
                   "products-like__sage__zerognn__b1024__f15-10-5__g1.json")
 
 
