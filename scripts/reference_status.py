@@ -5,7 +5,9 @@ The reference is complete when every study the reference needs (``NEEDED``) is c
 run its config plans, and every record under the card's directory, outside ``scaling/`` (two GPUs), names one
 commit (``--commit``, where given). A config's ``trials`` and ``seeds`` say how many processes each configuration
 needs, so a complete study has them all (ten for the headline group, ``h200-trials.yaml``). Records no config of
-the card's studies plans (a directory without a config) are listed, to be re-recorded or retired. That each
+the card's studies plans (a directory without a config) are listed, to be re-recorded or retired. Under a study
+with runs missing, each comparison group it lacks runs of is named as ``scripts/gpu_stages.sh``'s ``ONLY=`` selects
+it (the key fields its groups differ in), with how many runs, so the next stage is that line. That each
 committed summary is what ``zerognn summarize`` makes of its records is tests/records/test_reference_summaries.py's
 check, not this one's. Exit status 0 when complete, 1 otherwise.
 
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from round_targets import round_records
+from round_targets import ONLY_FIELDS, only_value, round_records
 
 from zerognn.errors import ZeroGNNError
 from zerognn.records.files import iter_records
@@ -53,6 +55,18 @@ class Study:
 
     def missing(self) -> list[str]:
         return sorted((self.planned or set()) - self.run_ids)
+
+    def missing_groups(self) -> list[str]:
+        """Each comparison group with runs missing, as ``ONLY=field=value,...`` (the fields the planned groups
+        differ in; a variant and its trials and seeds are one group's), with its count: one line each."""
+        planned = [RunKey.parse(run_id) for run_id in sorted(self.planned or ())]
+        grouping = [f for f in ONLY_FIELDS if f not in ("variant", "seed")]
+        differ = [f for f in grouping if len({only_value(k, f) for k in planned}) > 1]
+        if not differ:
+            return []
+        counts = Counter(",".join(f"{f}={only_value(RunKey.parse(run_id), f)}" for f in differ)
+                         for run_id in self.missing())
+        return [f"ONLY={group}: {n} run{'s' * (n != 1)}" for group, n in sorted(counts.items())]
 
     def problems(self) -> list[str]:
         """What keeps this study from being complete, one line each."""
@@ -124,6 +138,7 @@ def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
         if study.replicates is not None and study.records:
             status += f" ({study.why_unplanned})"
         lines.append(f"{label:<14} {len(study.records):>4} records ({held}): {status}")
+        lines += [f"{'':<15}{group}" for group in study.missing_groups()]
     if len(commits) != 1:
         complete = False
         lines.append(f"the records name {len(commits)} commits ({', '.join(sorted(commits))}), not one")

@@ -41,7 +41,7 @@ def parse_only(spec: str) -> dict[str, str]:
     return selected
 
 
-def _written(key: RunKey, field: str) -> str:
+def only_value(key: RunKey, field: str) -> str:
     """A key field's value as --only writes it (fanouts 15-10-5, a flag true/false)."""
     value = getattr(key, field)
     if field == "fanouts":
@@ -72,11 +72,11 @@ def round_records(config_path: str, only: dict[str, str] | None = None, results_
     keys = plan(config, target).keys
     for field, value in (only or {}).items():
         wanted = value.lower() if field == "deterministic" else value
-        values = sorted({_written(k, field) for k in keys})
+        values = sorted({only_value(k, field) for k in keys})
         if wanted not in values:
             raise ZeroGNNError(f"--only {field}={value}: no run of {config_path} has it, among the runs selected so "
                                f"far ({field}: {', '.join(values) or 'none'})")
-        keys = [k for k in keys if _written(k, field) == wanted]
+        keys = [k for k in keys if only_value(k, field) == wanted]
     pairs = sorted({(k.seed, k.trial) for k in keys})
     runs = f"{results_dir or config['results_dir']}/runs"
     return [[f"{runs}/{k.run_id}.json" for k in keys if (k.seed, k.trial) == pair] for pair in pairs]

@@ -50,12 +50,14 @@ def test_a_missing_run_a_needed_study_and_records_of_no_config_are_each_named(ca
     assert not complete
     assert lines[0].endswith("35 records (" + commit_of(card)[:7] + " x35): 1 of the 36 runs its config plans are "
                              "missing (products-like__sage__zerognn__b1024__f15-10-5__g1__t4)")
+    assert lines[1] == " " * 15 + "ONLY=batch_size=1024: 1 run"  # the group, as gpu_stages.sh selects it
 
     monkeypatch.setattr(reference_status, "NEEDED", ("epoch", "interference"))
     shutil.copytree(card / "epoch/runs", card / "old/runs")
     lines, _ = reference_status.report(card, None)
-    assert lines[1].startswith("interference      0 records (-): not recorded")
-    assert lines[2].startswith("old              35 records (") and lines[2].endswith(
+    assert lines[2].startswith("interference      0 records (-): not recorded")
+    assert lines[3:5] == [" " * 15 + "ONLY=host_load=0: 48 runs", " " * 15 + "ONLY=host_load=16: 48 runs"]
+    assert lines[5].startswith("old              35 records (") and lines[5].endswith(
         "no config workflow/config/h200-old.yaml: re-record it from a config or retire it")
 
 
@@ -77,3 +79,13 @@ def test_the_epoch_studys_loop_runs_must_carry_an_execution_fraction(card):
     lines, complete = reference_status.report(card, None)
     assert not complete
     assert lines[0].endswith(": zerognn-epoch's profiled runs do not all carry an execution fraction")
+
+
+def test_each_group_with_runs_missing_is_named_as_a_stage_selects_it(card):
+    for path in (card / "epoch/runs").glob("*__b256__*.json"):
+        path.unlink()
+    (card / "epoch/runs/products-like__sage__zerognn-epoch__b4096__f15-10-5__g1__t2.json").unlink()
+    lines, complete = reference_status.report(card, None)
+    assert not complete
+    assert lines[1:3] == [" " * 15 + "ONLY=batch_size=256: 12 runs", " " * 15 + "ONLY=batch_size=4096: 1 run"]
+    assert lines[3] == f"{card}: not complete"
