@@ -194,6 +194,12 @@ class Study:
         ``where`` picks, in trial order."""
         return [self._field(run_id, path) for run_id in self._one_configuration(where)["run_id"]]
 
+    def same_losses_as_first(self, **where) -> list[bool]:
+        """For each later trial of the one configuration ``where`` picks: whether its losses are trial 1's, bit for
+        bit, over the steps both ran (trial 1 also trains its profiler's window)."""
+        first, *later = self.field("losses", **where)
+        return [loss[:len(first)] == first[:len(loss)] for loss in later]
+
     def values(self, path: str, **where) -> list:
         """A record field's value in every run ``where`` picks, of any configuration."""
         return [self._field(run_id, path) for run_id in self._where(self._trials, where)["run_id"]]
