@@ -200,6 +200,12 @@ class Study:
         first, *later = self.field("losses", **where)
         return [loss[:len(first)] == first[:len(loss)] for loss in later]
 
+    def shares_records_with(self, other: Study, **where) -> bool:
+        """Whether every run ``where`` picks is also ``other``'s, the same record under the same run id (a group
+        committed from another study's archive: the precision study's float32 group is the trials study's)."""
+        runs = self._where(self._trials, where)["run_id"]
+        return not runs.empty and all(other._records.get(r) == self._records[r] for r in runs)
+
     def values(self, path: str, **where) -> list:
         """A record field's value in every run ``where`` picks, of any configuration."""
         return [self._field(run_id, path) for run_id in self._where(self._trials, where)["run_id"]]

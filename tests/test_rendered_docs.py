@@ -129,6 +129,14 @@ def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran():
     assert render_docs.Study("h100/interference").per_machine("config.host_load") == [[0, 16]]
 
 
+def test_a_group_committed_from_another_studys_archive_shares_its_records():
+    precision, trials = render_docs.Study("h100/precision"), render_docs.Study("h100/trials")
+    assert precision.shares_records_with(trials, dtype="float32")  # committed from the trials archive
+    assert not precision.shares_records_with(trials, dtype="tf32")  # recorded in a stage of its own
+    assert not precision.shares_records_with(render_docs.Study("h100/papers"), dtype="float32")
+    assert not precision.shares_records_with(trials, dtype="float16")  # picks no run: nothing shared
+
+
 def test_a_ratio_between_two_variants_is_the_summarys_where_one_is_host_mediated():
     peers = render_docs.Study("h100/peers")
     for batch_size in (256, 4096):
