@@ -23,7 +23,10 @@ under ``results/reference/``, names one directly) with its summary (``zerognn su
   every run picked;
 - ``.machines(...)``, ``.calls(...)``, ``.minutes(...)``: the machine instances and workflow invocations the
   runs came from, and the minutes from the first run's start to the last's; ``.run_minutes(...)``, on each
-  machine to its last run's end, summed (None where records predate run timing).
+  machine to its last run's end, summed (None where records predate run timing);
+- ``.groups(config)``: each comparison group a study config plans, with whether this study holds every run of it
+  (a study recorded group by group renders the groups recorded so far and names the rest);
+- ``.shares_records_with(other, ...)``: whether the runs picked are ``other``'s records too.
 
 ``rounds("workflow/config/h200-tta.yaml")`` is the rounds a study's config plans, each a list of the record
 paths it makes (``scripts/round_targets.py``): what a study recorded only in part is measured against.
@@ -39,6 +42,7 @@ says a summary cell is empty (``row.time_to_target_s is missing``: None or NaN).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import statistics
 import sys
@@ -53,6 +57,7 @@ from zerognn.catalog import variant_order
 from zerognn.errors import ZeroGNNError
 from zerognn.records import stats
 from zerognn.records.files import iter_records
+from zerognn.records.ids import RunKey
 from zerognn.records.summary import read_summary, trial_frame
 from zerognn.records.table import markdown_table
 
@@ -205,6 +210,22 @@ class Study:
         committed from another study's archive: the precision study's float32 group is the trials study's)."""
         runs = self._where(self._trials, where)["run_id"]
         return not runs.empty and all(other._records.get(r) == self._records[r] for r in runs)
+
+    def groups(self, config: str) -> list[dict]:
+        """Each comparison group ``config`` (a path under the repository) plans, its runs alike but for the
+        variant, trial and seed, in the order the plan first reaches it: as a dict of the run-key fields the groups
+        differ in (``dataset``, ``model``, ``batch_size``, ...), with ``runs``, how many runs it plans, ``missing``,
+        how many of them this study lacks, and ``complete``, whether none."""
+        planned = [RunKey.parse(Path(path).stem) for round_ in planned_rounds(config) for path in round_]
+        grouping = [f.name for f in dataclasses.fields(RunKey) if f.name not in ("variant", "trial", "seed")]
+        differ = [f for f in grouping if len({getattr(key, f) for key in planned}) > 1]
+        found: dict[tuple, dict] = {}
+        for key in planned:
+            group = found.setdefault(tuple(getattr(key, f) for f in differ),
+                                     {f: getattr(key, f) for f in differ} | {"runs": 0, "missing": 0})
+            group["runs"] += 1
+            group["missing"] += key.run_id not in self._records
+        return [group | {"complete": group["missing"] == 0} for group in found.values()]
 
     def values(self, path: str, **where) -> list:
         """A record field's value in every run ``where`` picks, of any configuration."""

@@ -137,6 +137,19 @@ def test_a_group_committed_from_another_studys_archive_shares_its_records():
     assert not precision.shares_records_with(trials, dtype="float16")  # picks no run: nothing shared
 
 
+def test_groups_are_a_configs_comparison_groups_with_what_a_study_holds_of_each():
+    precision = render_docs.Study("h100/precision").groups("workflow/config/h200-precision.yaml")
+    assert [g["dtype"] for g in precision] == ["float32", "tf32", "bfloat16"] and all(g["complete"] for g in precision)
+    planned = {p for r in render_docs.planned_rounds("workflow/config/h200-reference.yaml") for p in r}
+    reference = render_docs.Study("h100/reference")
+    groups = reference.groups("workflow/config/h200-reference.yaml")
+    assert {tuple(sorted(g)) for g in groups} == {("batch_size", "complete", "dataset", "missing", "model", "runs")}
+    assert len(groups) == 10 and sum(g["runs"] for g in groups) == len(planned)
+    held = {Path(p).stem for p in planned} & set(reference.values("run_id"))
+    assert sum(g["runs"] - g["missing"] for g in groups) == len(held)
+    assert all(g["complete"] == (g["missing"] == 0) for g in groups)
+
+
 def test_a_ratio_between_two_variants_is_the_summarys_where_one_is_host_mediated():
     peers = render_docs.Study("h100/peers")
     for batch_size in (256, 4096):

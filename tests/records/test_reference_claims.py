@@ -1,0 +1,119 @@
+"""The reference the docs render (docs/templates/studies.yaml) is what the README's claims table and
+docs/results.md say of it: one commit, each comparison group it names recorded whole, the groups not yet recorded
+named as such, and the speedup claim's verdict the one its intervals give, computed here from the records and
+the summaries apart from the templates."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.records.rendered import study_dir
+from zerognn.records.ids import RunKey
+from zerognn.records.summary import read_summary
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = REPO / "workflow" / "config" / "h200-reference.yaml"
+STUDY = study_dir("reference")
+RECORDS = {p.stem: json.loads(p.read_text()) for p in sorted((STUDY / "runs").glob("*.json"))}
+SUMMARY = read_summary(STUDY / "summary.csv")
+TRIALS = read_summary(study_dir("trials") / "summary.csv")
+README = " ".join((REPO / "README.md").read_text().split())
+RESULTS = (REPO / "docs" / "results.md").read_text()
+CLAIM = 5.28
+
+
+def _planned_groups() -> dict[tuple, set[str]]:
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from round_targets import round_records
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    groups: dict[tuple, set[str]] = {}
+    for round_ in round_records(str(CONFIG)):
+        for path in round_:
+            key = RunKey.parse(Path(path).stem)
+            groups.setdefault((key.dataset, key.model, key.batch_size), set()).add(key.run_id)
+    return groups
+
+
+GROUPS = _planned_groups()
+DONE = [g for g, runs in GROUPS.items() if runs <= set(RECORDS)]
+
+
+def _label(group: tuple) -> str:
+    dataset, model, batch_size = group
+    return f"{dataset} {model.upper()} B={batch_size}"
+
+
+def _zerognn(group: tuple):
+    """The group's zerognn row: the trials study's for the group it repeats (ten trials), else the reference's."""
+    for summary in (TRIALS, SUMMARY):
+        rows = summary[(summary.dataset == group[0]) & (summary.model == group[1])
+                       & (summary.batch_size == group[2]) & (summary.variant == "zerognn")]
+        if len(rows):
+            return rows.iloc[0]
+    raise AssertionError(f"no zerognn row for {group}")
+
+
+def test_every_record_names_one_commit_and_a_recorded_group_is_whole():
+    assert len({r["environment"]["git_commit"] for r in RECORDS.values()}) == 1
+    assert DONE, "the reference has no group recorded whole"
+    assert set(RECORDS) <= set().union(*GROUPS.values())  # nothing the config does not plan
+
+
+def test_the_readme_names_the_groups_still_to_record():
+    todo = [g for g in GROUPS if g not in DONE]
+    if not todo:
+        assert "still to record" not in README
+        return
+    assert f"Recorded so far at this commit: {len(DONE)} of the {len(GROUPS)} groups" in README
+    named = README.split("still to record: ", 1)[1].split(" (`python scripts/reference_status.py`", 1)[0]
+    assert [re.sub(r" \(\d+ of its \d+ runs\)$", "", part) for part in named.split(", ")] == [_label(g) for g in todo]
+    for group in todo:
+        recorded = len(GROUPS[group] & set(RECORDS))
+        partly = f"{_label(group)} ({len(GROUPS[group]) - recorded} of its {len(GROUPS[group])} runs)"
+        assert (partly in named) == (recorded > 0), group
+
+
+def test_the_speedup_verdict_is_what_the_intervals_give():
+    above, within, below = [], [], []
+    for group in DONE:
+        z = _zerognn(group)
+        low, high = z["speedup_vs_host_mediated_ci_low"], z["speedup_vs_host_mediated_ci_high"]
+        assert low == low and high == high, f"{_label(group)}: a recorded group with no interval"
+        assert (f"{_label(group)}: **{z['speedup_vs_host_mediated']:.2f}x [{low:.2f}–{high:.2f}]**") in README
+        (above if low >= CLAIM else within if high >= CLAIM else below).append(_label(group))
+    row = README.split("| up to **5.28x**", 1)[1].split(" | |", 1)[0]
+    verdict = row.split(" | ")[-1]
+    if above:
+        assert verdict.startswith(f"reproduced in {', '.join(above)}: the whole interval lies at or above 5.28x")
+    elif within:
+        assert verdict.startswith(f"undecided: the interval contains 5.28x in {', '.join(within)}")
+    else:
+        highest = max(_zerognn(g)["speedup_vs_host_mediated_ci_high"] for g in DONE)
+        assert verdict.startswith(f"not reproduced: every interval lies below 5.28x "
+                                  f"(the highest ends at {highest:.2f}x)")
+
+
+def test_each_recorded_group_has_its_table_in_the_results():
+    section = RESULTS.split("## The reference, group by group", 1)[1].split("\n## ", 1)[0]
+    for group in DONE:
+        processes = sum(1 for run_id in GROUPS[group] if run_id in RECORDS)
+        assert f"**{_label(group)}**: {processes} processes on " in section
+    for group in GROUPS:
+        if group not in DONE:
+            assert f"**{_label(group)}**" not in section
+
+
+@pytest.mark.parametrize("variant", ["torch-compile"])
+def test_the_baselines_describe_the_default_mode_the_records_ran(variant):
+    baselines = " ".join(RESULTS.split("## The baselines", 1)[1].split("\n## ", 1)[0].split())
+    ran = [r for r in RECORDS.values() if r["config"]["variant"] == variant
+           and (r["config"]["dataset"], r["config"]["model"], r["config"]["batch_size"]) in DONE]
+    captures = {r["metrics"]["cuda_graph_captures"] for r in ran}
+    assert ran and captures == {0}  # the default mode captures no graph (reduce-overhead captured one a run)
+    assert "in its default mode with `dynamic=True`" in baselines and "captured 0 CUDA Graphs" in baselines
+    assert "reduce-overhead" not in baselines
