@@ -66,8 +66,10 @@ REFERENCE = REPO / "results" / "reference"
 # Each study the docs render -> its directory under REFERENCE: the one place a study's card and commit are chosen.
 STUDIES = REPO / "docs" / "templates" / "studies.yaml"
 DOCUMENTS = ("README.md", "docs/*.md")
-REGION = re.compile(r"(<!-- rendered from (\S+) by scripts/render_docs\.py: edit the template -->\n)(.*?)"
-                    r"(<!-- end of rendered region -->)", re.S)
+# A region may sit inside a list item: its lines then carry the start comment's indent, which the body and the end
+# comment are written with too.
+REGION = re.compile(r"(?P<indent>^[ \t]*)(<!-- rendered from (\S+) by scripts/render_docs\.py: edit the template -->\n)"
+                    r"(.*?)(?:^[ \t]*)?(<!-- end of rendered region -->)", re.S | re.M)
 
 
 class Study:
@@ -280,10 +282,13 @@ def render(text: str, env: jinja2.Environment) -> str:
     """``text`` with each rendered region's body made again from its template."""
     def body(match: re.Match) -> str:
         try:
-            rendered = env.get_template(match.group(2)).render()
+            rendered = env.get_template(match.group(3)).render()
         except jinja2.TemplateError as e:
-            raise ZeroGNNError(f"template {match.group(2)}: {type(e).__name__}: {e}") from e
-        return match.group(1) + rendered + ("" if rendered.endswith("\n") else "\n") + match.group(4)
+            raise ZeroGNNError(f"template {match.group(3)}: {type(e).__name__}: {e}") from e
+        indent = match.group("indent")
+        lines = (rendered + ("" if rendered.endswith("\n") else "\n")).splitlines(keepends=True)
+        body = "".join(indent + line if line.strip() else line for line in lines)
+        return indent + match.group(2) + body + indent + match.group(5)
     return REGION.sub(body, text)
 
 

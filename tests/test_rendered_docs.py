@@ -28,9 +28,9 @@ def test_every_rendered_region_is_what_the_records_give_now():
 
 def test_a_number_edited_by_hand_is_rendered_back():
     text = (REPO / "docs" / "results.md").read_text()
-    region = next((m for m in render_docs.REGION.finditer(text) if m.group(2) == "docs/templates/papers.md"), None)
+    region = next((m for m in render_docs.REGION.finditer(text) if m.group(3) == "docs/templates/papers.md"), None)
     assert region, "docs/results.md has no papers100M-like region"
-    body = region.group(3)
+    body = region.group(4)
     number = re.search(r"\d+\.\d\d", body).group(0)
     edited = text.replace(body, body.replace(number, f"{float(number) + 1:.2f}", 1), 1)
     assert edited != text
@@ -62,6 +62,16 @@ def two_commits(tmp_path, monkeypatch):
     summarize(tmp_path / "mixed" / "runs", tmp_path / "mixed" / "summary.csv")
     monkeypatch.setattr(render_docs, "REFERENCE", tmp_path)
     return "mixed"
+
+
+def test_a_region_inside_a_list_item_keeps_its_indent(tmp_path):
+    (tmp_path / "t.md").write_text("one\n\ntwo\n")
+    page = ("* an item\n\n  <!-- rendered from t.md by scripts/render_docs.py: edit the template -->\n  stale\n"
+            "  <!-- end of rendered region -->\n* the next\n")
+    rendered = render_docs.render(page, render_docs.environment(tmp_path))
+    assert rendered == ("* an item\n\n  <!-- rendered from t.md by scripts/render_docs.py: edit the template -->\n"
+                        "  one\n\n  two\n  <!-- end of rendered region -->\n* the next\n")
+    assert render_docs.render(rendered, render_docs.environment(tmp_path)) == rendered
 
 
 def test_a_template_that_picks_no_row_or_two_commits_says_so(tmp_path):
