@@ -28,6 +28,8 @@ under ``results/reference/``, names one directly) with its summary (``zerognn su
   (a study recorded group by group renders the groups recorded so far and names the rest);
 - ``.shares_records_with(other, ...)``: whether the runs picked are ``other``'s records too.
 
+``bench_ops()`` reads the committed ``zerognn bench-ops`` output docs/templates/studies.yaml names back (its
+commit, copy ceiling, operator timings and the dense layers' padding cost).
 ``rounds("workflow/config/h200-tta.yaml")`` is the rounds a study's config plans, each a list of the record
 paths it makes (``scripts/round_targets.py``): what a study recorded only in part is measured against.
 
@@ -246,6 +248,30 @@ def max_rel_diff(values: list[float], reference: list[float]) -> float:
     return max(abs(v - r) / abs(r) for v, r in zip(values, reference))
 
 
+def bench_ops(path: str) -> dict:
+    """A committed ``zerognn bench-ops`` output (``path`` under ``results/reference/``), read back: ``path``,
+    ``commit`` (the one its header names), ``ceiling`` (the device copy ceiling, GB/s), ``ops`` (each operator's
+    ``name``, ``us``, ``mb``, ``gbps``, ``of_copy``), ``envelope`` (the frontier capacities) and ``padding`` (each
+    SAGE dense layer's ``layer``, ``in``, ``live``, ``padded``, ``exact_us``, ``padded_us``, ``cost_us``)."""
+    text = (REFERENCE / path).read_text()
+    commit = re.search(r"\bcommit ([0-9a-f]{7,40})\b", text.splitlines()[0])
+    ceiling = re.search(r"device copy ceiling (\d+) GB/s", text)
+    envelope = re.search(r"calibrated envelope \[([\d, ]+)\]", text)
+    if not (commit and ceiling and envelope):
+        raise ZeroGNNError(f"{path}: not a zerognn bench-ops output (its header names no commit, or it has no copy "
+                           f"ceiling or envelope); run `zerognn bench-ops` again and commit its whole output")
+    number = r"(-?[\d,]+(?:\.\d+)?)"
+    ops = [{"name": m[1].strip(), "us": float(m[2]), "mb": float(m[3]), "gbps": float(m[4]),
+            "of_copy": float(m[5]) / 100}
+           for m in re.finditer(rf"^(\S.{{43}}) +{number} +{number} +{number} +{number}%$", text, re.M)]
+    padding = [dict(zip(("layer", "in", "live", "padded", "exact_us", "padded_us", "cost_us"),
+                        (float(v.replace(",", "")) for v in m.groups())))
+               for m in re.finditer(rf"^ +{number} +{number} +{number} +{number} +{number} +{number} +{number}$",
+                                    text, re.M)]
+    return {"path": path, "commit": commit[1][:7], "ceiling": float(ceiling[1]), "ops": ops, "padding": padding,
+            "envelope": [int(v) for v in envelope[1].split(",")]}
+
+
 def planned_rounds(config: str) -> list[list[str]]:
     """The rounds ``config`` (a path under the repository) plans, each its record paths."""
     sys.path.insert(0, str(REPO / "scripts"))
@@ -270,6 +296,7 @@ def environment(root: Path = REPO) -> jinja2.Environment:
 
     env.globals["study"] = study
     env.globals["rounds"] = planned_rounds
+    env.globals["bench_ops"] = lambda: bench_ops(rendered["bench-ops"])
     env.filters["f"] = format
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     env.filters["median"] = statistics.median

@@ -40,7 +40,7 @@ def test_a_number_edited_by_hand_is_rendered_back():
 def test_a_template_names_a_study_and_studies_yaml_names_its_directory(tmp_path):
     studies = yaml.safe_load(render_docs.STUDIES.read_text())
     for name, directory in studies.items():
-        assert (render_docs.REFERENCE / directory).is_dir(), f"studies.yaml: {name}: no results/reference/{directory}/"
+        assert (render_docs.REFERENCE / directory).exists(), f"studies.yaml: {name}: no results/reference/{directory}"
     study = render_docs.environment().globals["study"]
     assert study("papers").name == studies["papers"]
     assert study("h100/interference").name == "h100/interference"  # a directory, named directly
@@ -158,6 +158,31 @@ def test_groups_are_a_configs_comparison_groups_with_what_a_study_holds_of_each(
     held = {Path(p).stem for p in planned} & set(reference.values("run_id"))
     assert sum(g["runs"] - g["missing"] for g in groups) == len(held)
     assert all(g["complete"] == (g["missing"] == 0) for g in groups)
+
+
+def test_a_bench_ops_output_is_read_back_as_the_formatters_wrote_it(tmp_path, monkeypatch):
+    from zerognn.bench.ops import OpTiming, format_table
+    from zerognn.bench.padding import PaddingTiming, format_padding
+
+    ops = [OpTiming("sample hop 1 (n=1,024, f=15)", 41.25, 110_000), OpTiming("sage backward", 446.8, 472_140_000)]
+    layers = [PaddingTiming(0, 100, 55_133, 65_132, 651.5, 779.8), PaddingTiming(1, 256, 7_492, 8_906, 514.2, 283.6)]
+    text = ("# zerognn bench-ops, commit 9a534affdcc8608e1b50565d2636aa94b40ad1f7 (environment, dirty False), source "
+            "2ea4320dce55; NVIDIA H100 80GB HBM3, driver 580.159.04\n"
+            "products-like, batch 1024, fanouts 15,10,5; device copy ceiling 4217 GB/s\n" + format_table(ops, 4217.0)
+            + "\n\ndense layers over the calibrated envelope [1024, 8906, 65132, 204635] vs exact sizes (SAGE)\n"
+            + format_padding(layers) + "\n")
+    (tmp_path / "card").mkdir()
+    (tmp_path / "card" / "bench-ops.txt").write_text(text)
+    monkeypatch.setattr(render_docs, "REFERENCE", tmp_path)
+    b = render_docs.bench_ops("card/bench-ops.txt")
+    assert (b["commit"], b["ceiling"], b["envelope"]) == ("9a534af", 4217.0, [1024, 8906, 65132, 204635])
+    assert [o["name"] for o in b["ops"]] == [o.name for o in ops]
+    assert b["ops"][1]["us"] == 446.8 and b["ops"][1]["gbps"] == round(ops[1].gbps)
+    assert [(g["layer"], g["live"], g["padded"], g["cost_us"]) for g in b["padding"]] == [
+        (0, 55_133, 65_132, 128.3), (1, 7_492, 8_906, -230.6)]
+    (tmp_path / "card" / "bench-ops.txt").write_text(text.split("\n", 1)[1])  # no header naming the commit
+    with pytest.raises(ZeroGNNError, match=r"not a zerognn bench-ops output"):
+        render_docs.bench_ops("card/bench-ops.txt")
 
 
 def test_a_ratio_between_two_variants_is_the_summarys_where_one_is_host_mediated():
