@@ -23,6 +23,8 @@
 #   STAGE=aftereffect  a profiler session's after-effect on timed steps: scripts/profiler_aftereffect.py
 #                 in ROUNDS (default 5) rounds of fresh processes of host-mediated and zerognn, interleaved;
 #                 CONTROL=1 adds, after each, a process with no profiler session between its windows
+#   STAGE=bench-ops  `zerognn bench-ops` on products-like at B=1024 (the operators one by one, the dense layers'
+#                 padding cost) into $OUT/bench-ops.txt, its header naming the commit; the docs render it
 #   STAGE=cost   a run's cost by phase: fresh processes of VARIANTS (default zerognn torch-compile), TRIALS
 #                (default 3) each, on products-like SAGE B=1024 as workflow/config/h200-trials.yaml runs them,
 #                at precision DTYPE (default float32); CPROFILE=1 runs each under cProfile and prints the
@@ -65,7 +67,7 @@ whole_rounds() {
         --figures "$4/results/figures.json" >> "$3" 2>&1 || echo "summary failed (see $3)"
 }
 
-case "${STAGE:?set STAGE to build, a study (reference, trials, precision, small-batch, peers, epoch, interference, determinism, tta, papers), aftereffect, cost or tests}" in
+case "${STAGE:?set STAGE to build, a study (reference, trials, precision, small-batch, peers, epoch, interference, determinism, tta, papers), aftereffect, bench-ops, cost or tests}" in
 build)
     df -h . | tail -1
     free -g | head -2
@@ -131,6 +133,16 @@ aftereffect)
         done
     done
     tar czf "$OUT/aftereffect.tgz" results/aftereffect 2>/dev/null
+    ;;
+bench-ops)
+    # the operators one by one on products-like at B=1024, into $OUT/bench-ops.txt, whose header names the commit
+    # (state it as for a study); commit it as results/reference/<card>/bench-ops.txt and name it in
+    # docs/templates/studies.yaml (the docs render it)
+    [ -d data/products-like ] || zerognn dataset make products-like --out data/products-like --scale 1.0 --seed 0 \
+        > "$OUT/dataset.log" 2>&1
+    zerognn build --arch auto > "$OUT/kernels.log" 2>&1 || echo "kernel build failed"
+    stoppable timeout 180 zerognn bench-ops --dataset-dir data/products-like --batch-size 1024 > "$OUT/bench-ops.txt"
+    echo "bench-ops rc=$?"; head -1 "$OUT/bench-ops.txt"
     ;;
 cost)
     [ -d data/products-like ] || zerognn dataset make products-like --out data/products-like --scale 1.0 --seed 0 \
