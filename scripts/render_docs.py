@@ -29,7 +29,9 @@ under ``results/reference/``, names one directly) with its summary (``zerognn su
 - ``.shares_records_with(other, ...)``: whether the runs picked are ``other``'s records too.
 
 ``bench_ops()`` reads the committed ``zerognn bench-ops`` output docs/templates/studies.yaml names back (its
-commit, copy ceiling, operator timings and the dense layers' padding cost).
+commit, copy ceiling, operator timings and the dense layers' padding cost); ``aftereffect()`` the profiler
+after-effect records it names (each process's ratio of its two windows, with the session and without).
+
 ``rounds("workflow/config/h200-tta.yaml")`` is the rounds a study's config plans, each a list of the record
 paths it makes (``scripts/round_targets.py``): what a study recorded only in part is measured against.
 
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import re
 import statistics
 import sys
@@ -272,6 +275,35 @@ def bench_ops(path: str) -> dict:
             "envelope": [int(v) for v in envelope[1].split(",")]}
 
 
+def aftereffect(path: str) -> dict:
+    """The committed profiler after-effect records (``scripts/profiler_aftereffect.py``'s, a directory ``path``
+    under ``results/reference/``), read back: ``path``, ``commit``, ``gpu``, ``processes``, ``calls``,
+    ``machines``, ``rounds`` (processes per variant and kind), the windows' lengths ``before``/``after`` and the
+    session's ``profiled`` steps, ``control`` (whether processes with no session between the windows are among
+    them) and ``ratios``: for each variant, ``with`` and ``without`` the session, each process's median step of its
+    second window over its first's."""
+    records = [json.loads(p.read_text()) for p in sorted((REFERENCE / path).glob("*.json"))]
+    if not records:
+        raise ZeroGNNError(f"results/reference/{path}: no after-effect records; record them with STAGE=aftereffect")
+    env = [r["environment"] for r in records]
+    commits = {e["git_commit"][:7] for e in env}
+    if len(commits) != 1:
+        raise ZeroGNNError(f"results/reference/{path}: records of {len(commits)} commits "
+                           f"({', '.join(sorted(commits))}); an after-effect study is one commit's")
+    ratios: dict[str, dict[str, list[float]]] = {}
+    for r in records:
+        kind = "with" if r["profiled_steps"] else "without"
+        ratios.setdefault(r["variant"], {"with": [], "without": []})[kind].append(
+            statistics.median(r["after_ms"]) / statistics.median(r["before_ms"]))
+    profiled = {r["profiled_steps"] for r in records if r["profiled_steps"]}
+    return {"path": path, "commit": commits.pop(), "gpu": env[0]["gpu_name"], "processes": len(records),
+            "calls": len({e["call_id"] for e in env}), "machines": len({e["boot_id"] for e in env}),
+            "rounds": max(len(kinds["with"]) for kinds in ratios.values()),
+            "before": len(records[0]["before_ms"]), "after": len(records[0]["after_ms"]),
+            "profiled": profiled.pop() if len(profiled) == 1 else None,
+            "control": any(kinds["without"] for kinds in ratios.values()), "ratios": ratios}
+
+
 def planned_rounds(config: str) -> list[list[str]]:
     """The rounds ``config`` (a path under the repository) plans, each its record paths."""
     sys.path.insert(0, str(REPO / "scripts"))
@@ -297,6 +329,7 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     env.globals["study"] = study
     env.globals["rounds"] = planned_rounds
     env.globals["bench_ops"] = lambda: bench_ops(rendered["bench-ops"])
+    env.globals["aftereffect"] = lambda: aftereffect(rendered["aftereffect"])
     env.filters["f"] = format
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     env.filters["median"] = statistics.median

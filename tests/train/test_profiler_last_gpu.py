@@ -1,6 +1,6 @@
 """No timed step follows a profiler session on the GPU either: a profiler session can leave the process's CUDA
-API calls slower (CUPTI stays attached; results/reference/h200/aftereffect/ measured host-mediated 1.04-1.31x
-slower after one), so a run profiles last, after its timed steps, its whole epoch and its training to a target."""
+API calls slower (CUPTI stays attached; docs/measurement.md gives what the after-effect records measured), so a
+run profiles last, after its timed steps, its whole epoch and its training to a target."""
 
 import pytest
 
