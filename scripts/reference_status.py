@@ -5,7 +5,9 @@ The reference is complete when every study the reference needs (``NEEDED``) is c
 run its config plans, and every record under the card's directory, outside ``scaling/`` (two GPUs), names one
 commit (``--commit``, where given). A config's ``trials`` and ``seeds`` say how many processes each configuration
 needs, so a complete study has them all (ten for the headline group, ``h200-trials.yaml``). Records no config of
-the card's studies plans (a directory without a config) are listed, to be re-recorded or retired. Under a study
+the card's studies plans (a directory without a config) are listed, to be re-recorded or retired. Beside the studies
+the card holds what the docs read from stages of their own (``BESIDE``): the operator benchmark's output, whose
+header names its commit, and the profiler after-effect's records, which count among the card's commits. Under a study
 with runs missing, each comparison group it lacks runs of is named as ``scripts/gpu_stages.sh``'s ``ONLY=`` selects
 it (the key fields its groups differ in), with how many runs, so the next stage is that line. That each
 committed summary is what ``zerognn summarize`` makes of its records is tests/records/test_reference_summaries.py's
@@ -17,6 +19,8 @@ check, not this one's. Exit status 0 when complete, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,6 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 # The studies the reference needs, by directory name: each recorded from workflow/config/h200-<name>.yaml.
 NEEDED = ("reference", "trials", "precision", "papers", "epoch", "interference", "tta", "peers")
 TWO_GPUS = "scaling"  # recorded on a two-GPU host, apart from the one card's commit
+# What the docs read beside the studies, each made by a stage of its own (scripts/gpu_stages.sh): the operator
+# benchmark's output, whose header names its commit, and the profiler after-effect's records, with and without the
+# session between the windows.
+BESIDE = {"bench-ops.txt": "STAGE=bench-ops", "aftereffect": "STAGE=aftereffect CONTROL=1"}
 # Variants whose rows in a study must carry an execution fraction (the loop body's GPU time, from its replay).
 FRACTION_NEEDED = {"epoch": ("zerognn-epoch",)}
 
@@ -124,6 +132,16 @@ def studies(card: Path) -> dict[str, Study]:
     return found
 
 
+def beside_commits(path: Path) -> Counter:
+    """The commits of what lies beside the studies: a bench-ops output's (its header's), or each record's of a
+    directory of after-effect records; none where ``path`` is not there."""
+    if path.is_file():
+        named = re.search(r"\bcommit ([0-9a-f]{7,40})\b", path.read_text().split("\n", 1)[0])
+        return Counter([named[1][:7] if named else "none"])
+    return Counter((json.loads(p.read_text())["environment"].get("git_commit") or "none")[:7]
+                   for p in sorted(path.glob("*.json")))
+
+
 def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
     """The status lines and whether the reference is complete."""
     found = studies(card)
@@ -139,6 +157,18 @@ def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
             status += f" ({study.why_unplanned})"
         lines.append(f"{label:<14} {len(study.records):>4} records ({held}): {status}")
         lines += [f"{'':<15}{group}" for group in study.missing_groups()]
+    others = sorted(p.name for p in card.iterdir() if p.is_dir() and not (p / "runs").is_dir()
+                    and any(p.glob("*.json")) and p.name not in BESIDE)
+    for name in [*BESIDE, *others]:
+        held = beside_commits(card / name)
+        commits += held
+        if name not in BESIDE:
+            status = f"no stage writes it here: re-record it into aftereffect/ ({BESIDE['aftereffect']}) or retire it"
+        else:
+            status = "complete" if held else f"not recorded: {BESIDE[name]} makes it"
+            complete &= bool(held)
+        commit_list = ", ".join(f"{c} x{n}" for c, n in held.most_common()) or "-"
+        lines.append(f"{name:<14} {sum(held.values()):>4} records ({commit_list}): {status}")
     if len(commits) != 1:
         complete = False
         lines.append(f"the records name {len(commits)} commits ({', '.join(sorted(commits))}), not one")

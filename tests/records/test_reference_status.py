@@ -22,6 +22,7 @@ sys.path.remove(str(REPO / "scripts"))
 def card(tmp_path, monkeypatch) -> Path:
     """A card whose one needed study is a copy of the committed epoch study."""
     monkeypatch.setattr(reference_status, "NEEDED", ("epoch",))
+    monkeypatch.setattr(reference_status, "BESIDE", {})
     shutil.copytree(EPOCH, tmp_path / "h200/epoch/runs")
     return tmp_path / "h200"
 
@@ -89,3 +90,28 @@ def test_each_group_with_runs_missing_is_named_as_a_stage_selects_it(card):
     assert not complete
     assert lines[1:3] == [" " * 15 + "ONLY=batch_size=256: 12 runs", " " * 15 + "ONLY=batch_size=4096: 1 run"]
     assert lines[3] == f"{card}: not complete"
+
+
+def test_what_the_docs_read_beside_the_studies_is_named_and_counts_among_the_commits(card, monkeypatch):
+    monkeypatch.setattr(reference_status, "BESIDE", {"bench-ops.txt": "STAGE=bench-ops",
+                                                     "aftereffect": "STAGE=aftereffect CONTROL=1"})
+    commit = commit_of(card)
+    lines, complete = reference_status.report(card, commit[:7])
+    assert not complete
+    assert lines[1:3] == ["bench-ops.txt     0 records (-): not recorded: STAGE=bench-ops makes it",
+                          "aftereffect       0 records (-): not recorded: STAGE=aftereffect CONTROL=1 makes it"]
+    (card / "bench-ops.txt").write_text(f"# zerognn bench-ops, commit {commit} (environment, dirty False)\n")
+    (card / "aftereffect").mkdir()
+    for name in ("zerognn-1", "zerognn-control-1"):
+        (card / "aftereffect" / f"{name}.json").write_text(json.dumps({"environment": {"git_commit": commit}}))
+    lines, complete = reference_status.report(card, commit[:7])
+    assert complete, lines
+    assert lines[1:3] == [f"bench-ops.txt     1 records ({commit[:7]} x1): complete",
+                          f"aftereffect       2 records ({commit[:7]} x2): complete"]
+    (card / "old-aftereffect").mkdir()
+    (card / "old-aftereffect" / "zerognn-1.json").write_text(json.dumps({"environment": {"git_commit": "f" * 40}}))
+    lines, complete = reference_status.report(card, None)
+    assert not complete
+    assert lines[3] == ("old-aftereffect    1 records (fffffff x1): no stage writes it here: re-record it into "
+                        "aftereffect/ (STAGE=aftereffect CONTROL=1) or retire it")
+    assert lines[-2].startswith("the records name 2 commits")
