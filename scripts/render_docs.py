@@ -34,6 +34,8 @@ after-effect records it names (each process's ratio of its two windows, with the
 
 ``rounds("workflow/config/h200-tta.yaml")`` is the rounds a study's config plans, each a list of the record
 paths it makes (``scripts/round_targets.py``): what a study recorded only in part is measured against.
+``planned_runs(config)`` is how many runs it plans (None where it cannot be planned here). A template reads the
+path of the file it is rendered into as ``document``.
 
 Filters: ``f(value, ".2f")`` formats a number; ``ms_list(values)`` joins trial medians; ``median``;
 ``max_rel_diff(values, reference)`` (the largest relative difference of paired items). The test ``missing``
@@ -70,11 +72,11 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "results" / "reference"
 # Each study the docs render -> its directory under REFERENCE: the one place a study's card and commit are chosen.
 STUDIES = REPO / "docs" / "templates" / "studies.yaml"
-DOCUMENTS = ("README.md", "docs/*.md")
-# A region may sit inside a list item: its lines then carry the start comment's indent, which the body and the end
-# comment are written with too.
-REGION = re.compile(r"(?P<indent>^[ \t]*)(<!-- rendered from (\S+) by scripts/render_docs\.py: edit the template -->\n)"
-                    r"(.*?)(?:^[ \t]*)?(<!-- end of rendered region -->)", re.S | re.M)
+DOCUMENTS = ("README.md", "docs/*.md", "workflow/config/h200-*.yaml")
+# A region may sit inside a list item, or in a YAML file's comment: its lines then carry the start comment's indent
+# (spaces, or "# "), which the body and the end comment are written with too.
+REGION = re.compile(r"(?P<indent>^[ \t]*(?:# ?)?)(<!-- rendered from (\S+) by scripts/render_docs\.py: edit the "
+                    r"template -->\n)(.*?)(?:^[ \t]*(?:# ?)?)?(<!-- end of rendered region -->)", re.S | re.M)
 
 
 class Study:
@@ -314,6 +316,14 @@ def planned_rounds(config: str) -> list[list[str]]:
     return round_records(str(REPO / config))
 
 
+def planned_runs(config: str) -> int | None:
+    """How many runs ``config`` plans; None where it cannot be planned here (a peer's library missing)."""
+    try:
+        return sum(len(round_) for round_ in planned_rounds(config))
+    except ZeroGNNError:
+        return None
+
+
 def environment(root: Path = REPO) -> jinja2.Environment:
     """Templates named by their path under ``root``; the helpers above as its globals and filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
@@ -328,6 +338,7 @@ def environment(root: Path = REPO) -> jinja2.Environment:
 
     env.globals["study"] = study
     env.globals["rounds"] = planned_rounds
+    env.globals["planned_runs"] = planned_runs
     env.globals["bench_ops"] = lambda: bench_ops(rendered["bench-ops"])
     env.globals["aftereffect"] = lambda: aftereffect(rendered["aftereffect"])
     env.filters["f"] = format
@@ -338,16 +349,17 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     return env
 
 
-def render(text: str, env: jinja2.Environment) -> str:
-    """``text`` with each rendered region's body made again from its template."""
+def render(text: str, env: jinja2.Environment, document: str = "") -> str:
+    """``text`` with each rendered region's body made again from its template, which reads the path of the file it
+    is rendered into (under the repository) as ``document``."""
     def body(match: re.Match) -> str:
         try:
-            rendered = env.get_template(match.group(3)).render()
+            rendered = env.get_template(match.group(3)).render(document=document)
         except jinja2.TemplateError as e:
             raise ZeroGNNError(f"template {match.group(3)}: {type(e).__name__}: {e}") from e
         indent = match.group("indent")
         lines = (rendered + ("" if rendered.endswith("\n") else "\n")).splitlines(keepends=True)
-        body = "".join(indent + line if line.strip() else line for line in lines)
+        body = "".join(indent + line if line.strip() else indent.rstrip() + line for line in lines)
         return indent + match.group(2) + body + indent + match.group(5)
     return REGION.sub(body, text)
 
@@ -360,7 +372,7 @@ def main() -> int:
     try:
         for path in sorted({p for pattern in DOCUMENTS for p in REPO.glob(pattern)}):
             text = path.read_text()
-            new = render(text, env)
+            new = render(text, env, path.relative_to(REPO).as_posix())
             if new != text:
                 stale.append(path.relative_to(REPO).as_posix())
                 if not args.check:

@@ -74,6 +74,16 @@ def test_a_region_inside_a_list_item_keeps_its_indent(tmp_path):
     assert render_docs.render(rendered, render_docs.environment(tmp_path)) == rendered
 
 
+def test_a_region_in_a_yaml_comment_is_written_as_comment_lines_and_knows_its_file(tmp_path):
+    (tmp_path / "t.md").write_text("{{ document }}\n\nsecond\n")
+    page = ("# about\n# <!-- rendered from t.md by scripts/render_docs.py: edit the template -->\n# stale\n"
+            "# <!-- end of rendered region -->\nkey: 1\n")
+    rendered = render_docs.render(page, render_docs.environment(tmp_path), "workflow/config/h200-x.yaml")
+    assert rendered == ("# about\n# <!-- rendered from t.md by scripts/render_docs.py: edit the template -->\n"
+                        "# workflow/config/h200-x.yaml\n#\n# second\n# <!-- end of rendered region -->\nkey: 1\n")
+    assert yaml.safe_load(rendered) == {"key": 1}
+
+
 def test_a_template_that_picks_no_row_or_two_commits_says_so(tmp_path):
     study = render_docs.Study("h100/papers")
     with pytest.raises(ZeroGNNError, match=r"picks 0 summary rows, not one"):
