@@ -19,14 +19,14 @@ check, not this one's. Exit status 0 when complete, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from beside import BESIDE
+from beside import commits as commits_of
 from round_targets import ONLY_FIELDS, only_value, round_records
 
 from zerognn.errors import ZeroGNNError
@@ -37,10 +37,6 @@ REPO = Path(__file__).resolve().parents[1]
 # The studies the reference needs, by directory name: each recorded from workflow/config/h200-<name>.yaml.
 NEEDED = ("reference", "trials", "precision", "papers", "epoch", "interference", "tta", "peers")
 TWO_GPUS = "scaling"  # recorded on a two-GPU host, apart from the one card's commit
-# What the docs read beside the studies, each made by a stage of its own (scripts/gpu_stages.sh): the operator
-# benchmark's output, whose header names its commit, and the profiler after-effect's records, with and without the
-# session between the windows.
-BESIDE = {"bench-ops.txt": "STAGE=bench-ops", "aftereffect": "STAGE=aftereffect CONTROL=1"}
 # Variants whose rows in a study must carry an execution fraction (the loop body's GPU time, from its replay).
 FRACTION_NEEDED = {"epoch": ("zerognn-epoch",)}
 
@@ -132,16 +128,6 @@ def studies(card: Path) -> dict[str, Study]:
     return found
 
 
-def beside_commits(path: Path) -> Counter:
-    """The commits of what lies beside the studies: a bench-ops output's (its header's), or each record's of a
-    directory of after-effect records; none where ``path`` is not there."""
-    if path.is_file():
-        named = re.search(r"\bcommit ([0-9a-f]{7,40})\b", path.read_text().split("\n", 1)[0])
-        return Counter([named[1][:7] if named else "none"])
-    return Counter((json.loads(p.read_text())["environment"].get("git_commit") or "none")[:7]
-                   for p in sorted(path.glob("*.json")))
-
-
 def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
     """The status lines and whether the reference is complete."""
     found = studies(card)
@@ -160,7 +146,7 @@ def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
     others = sorted(p.name for p in card.iterdir() if p.is_dir() and not (p / "runs").is_dir()
                     and any(p.glob("*.json")) and p.name not in BESIDE)
     for name in [*BESIDE, *others]:
-        held = beside_commits(card / name)
+        held = commits_of(card / name)
         commits += held
         if name not in BESIDE:
             status = f"no stage writes it here: re-record it into aftereffect/ ({BESIDE['aftereffect']}) or retire it"

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import re
 import statistics
 import sys
@@ -67,6 +66,11 @@ from zerognn.records.files import iter_records
 from zerognn.records.ids import RunKey
 from zerognn.records.summary import read_summary, trial_frame
 from zerognn.records.table import markdown_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import beside  # noqa: E402  (scripts/beside.py: the reference's files beside its studies)
+
+sys.path.remove(str(Path(__file__).resolve().parent))
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "results" / "reference"
@@ -253,59 +257,6 @@ def max_rel_diff(values: list[float], reference: list[float]) -> float:
     return max(abs(v - r) / abs(r) for v, r in zip(values, reference))
 
 
-def bench_ops(path: str) -> dict:
-    """A committed ``zerognn bench-ops`` output (``path`` under ``results/reference/``), read back: ``path``,
-    ``commit`` (the one its header names), ``ceiling`` (the device copy ceiling, GB/s), ``ops`` (each operator's
-    ``name``, ``us``, ``mb``, ``gbps``, ``of_copy``), ``envelope`` (the frontier capacities) and ``padding`` (each
-    SAGE dense layer's ``layer``, ``in``, ``live``, ``padded``, ``exact_us``, ``padded_us``, ``cost_us``)."""
-    text = (REFERENCE / path).read_text()
-    commit = re.search(r"\bcommit ([0-9a-f]{7,40})\b", text.splitlines()[0])
-    ceiling = re.search(r"device copy ceiling (\d+) GB/s", text)
-    envelope = re.search(r"calibrated envelope \[([\d, ]+)\]", text)
-    if not (commit and ceiling and envelope):
-        raise ZeroGNNError(f"{path}: not a zerognn bench-ops output (its header names no commit, or it has no copy "
-                           f"ceiling or envelope); run `zerognn bench-ops` again and commit its whole output")
-    number = r"(-?[\d,]+(?:\.\d+)?)"
-    ops = [{"name": m[1].strip(), "us": float(m[2]), "mb": float(m[3]), "gbps": float(m[4]),
-            "of_copy": float(m[5]) / 100}
-           for m in re.finditer(rf"^(\S.{{43}}) +{number} +{number} +{number} +{number}%$", text, re.M)]
-    padding = [dict(zip(("layer", "in", "live", "padded", "exact_us", "padded_us", "cost_us"),
-                        (float(v.replace(",", "")) for v in m.groups())))
-               for m in re.finditer(rf"^ +{number} +{number} +{number} +{number} +{number} +{number} +{number}$",
-                                    text, re.M)]
-    return {"path": path, "commit": commit[1][:7], "ceiling": float(ceiling[1]), "ops": ops, "padding": padding,
-            "envelope": [int(v) for v in envelope[1].split(",")]}
-
-
-def aftereffect(path: str) -> dict:
-    """The committed profiler after-effect records (``scripts/profiler_aftereffect.py``'s, a directory ``path``
-    under ``results/reference/``), read back: ``path``, ``commit``, ``gpu``, ``processes``, ``calls``,
-    ``machines``, ``rounds`` (processes per variant and kind), the windows' lengths ``before``/``after`` and the
-    session's ``profiled`` steps, ``control`` (whether processes with no session between the windows are among
-    them) and ``ratios``: for each variant, ``with`` and ``without`` the session, each process's median step of its
-    second window over its first's."""
-    records = [json.loads(p.read_text()) for p in sorted((REFERENCE / path).glob("*.json"))]
-    if not records:
-        raise ZeroGNNError(f"results/reference/{path}: no after-effect records; record them with STAGE=aftereffect")
-    env = [r["environment"] for r in records]
-    commits = {e["git_commit"][:7] for e in env}
-    if len(commits) != 1:
-        raise ZeroGNNError(f"results/reference/{path}: records of {len(commits)} commits "
-                           f"({', '.join(sorted(commits))}); an after-effect study is one commit's")
-    ratios: dict[str, dict[str, list[float]]] = {}
-    for r in records:
-        kind = "with" if r["profiled_steps"] else "without"
-        ratios.setdefault(r["variant"], {"with": [], "without": []})[kind].append(
-            statistics.median(r["after_ms"]) / statistics.median(r["before_ms"]))
-    profiled = {r["profiled_steps"] for r in records if r["profiled_steps"]}
-    return {"path": path, "commit": commits.pop(), "gpu": env[0]["gpu_name"], "processes": len(records),
-            "calls": len({e["call_id"] for e in env}), "machines": len({e["boot_id"] for e in env}),
-            "rounds": max(len(kinds["with"]) for kinds in ratios.values()),
-            "before": len(records[0]["before_ms"]), "after": len(records[0]["after_ms"]),
-            "profiled": profiled.pop() if len(profiled) == 1 else None,
-            "control": any(kinds["without"] for kinds in ratios.values()), "ratios": ratios}
-
-
 def planned_rounds(config: str) -> list[list[str]]:
     """The rounds ``config`` (a path under the repository) plans, each its record paths."""
     sys.path.insert(0, str(REPO / "scripts"))
@@ -339,8 +290,8 @@ def environment(root: Path = REPO) -> jinja2.Environment:
     env.globals["study"] = study
     env.globals["rounds"] = planned_rounds
     env.globals["planned_runs"] = planned_runs
-    env.globals["bench_ops"] = lambda: bench_ops(rendered["bench-ops"])
-    env.globals["aftereffect"] = lambda: aftereffect(rendered["aftereffect"])
+    env.globals["bench_ops"] = lambda: beside.bench_ops(REFERENCE, rendered["bench-ops"])
+    env.globals["aftereffect"] = lambda: beside.aftereffect(REFERENCE, rendered["aftereffect"])
     env.filters["f"] = format
     env.filters["ms_list"] = lambda values, fmt=".2f", sep=" / ": sep.join(format(v, fmt) for v in values)
     env.filters["median"] = statistics.median

@@ -170,7 +170,7 @@ def test_groups_are_a_configs_comparison_groups_with_what_a_study_holds_of_each(
     assert all(g["complete"] == (g["missing"] == 0) for g in groups)
 
 
-def test_a_bench_ops_output_is_read_back_as_the_formatters_wrote_it(tmp_path, monkeypatch):
+def test_a_bench_ops_output_is_read_back_as_the_formatters_wrote_it(tmp_path):
     from zerognn.bench.ops import OpTiming, format_table
     from zerognn.bench.padding import PaddingTiming, format_padding
 
@@ -183,8 +183,7 @@ def test_a_bench_ops_output_is_read_back_as_the_formatters_wrote_it(tmp_path, mo
             + format_padding(layers) + "\n")
     (tmp_path / "card").mkdir()
     (tmp_path / "card" / "bench-ops.txt").write_text(text)
-    monkeypatch.setattr(render_docs, "REFERENCE", tmp_path)
-    b = render_docs.bench_ops("card/bench-ops.txt")
+    b = render_docs.beside.bench_ops(tmp_path, "card/bench-ops.txt")
     assert (b["commit"], b["ceiling"], b["envelope"]) == ("9a534af", 4217.0, [1024, 8906, 65132, 204635])
     assert [o["name"] for o in b["ops"]] == [o.name for o in ops]
     assert b["ops"][1]["us"] == 446.8 and b["ops"][1]["gbps"] == round(ops[1].gbps)
@@ -192,7 +191,28 @@ def test_a_bench_ops_output_is_read_back_as_the_formatters_wrote_it(tmp_path, mo
         (0, 55_133, 65_132, 128.3), (1, 7_492, 8_906, -230.6)]
     (tmp_path / "card" / "bench-ops.txt").write_text(text.split("\n", 1)[1])  # no header naming the commit
     with pytest.raises(ZeroGNNError, match=r"not a zerognn bench-ops output"):
-        render_docs.bench_ops("card/bench-ops.txt")
+        render_docs.beside.bench_ops(tmp_path, "card/bench-ops.txt")
+
+
+def test_after_effect_records_are_read_back_as_ratios_of_one_commit(tmp_path):
+    import json
+
+    def write(name, commit, profiled, before, after):
+        record = {"environment": {"git_commit": commit, "gpu_name": "G", "call_id": "c", "boot_id": "b"},
+                  "variant": name.split("-")[0], "profiled_steps": profiled, "before_ms": before, "after_ms": after}
+        (tmp_path / "a" / f"{name}.json").write_text(json.dumps(record))
+
+    (tmp_path / "a").mkdir()
+    with pytest.raises(ZeroGNNError, match=r"no after-effect records"):
+        render_docs.beside.aftereffect(tmp_path, "a")
+    write("zerognn-1", "abcdef1", 5, [1.0, 1.0, 1.0], [1.1, 1.2, 1.3])
+    write("zerognn-control-1", "abcdef1", 0, [2.0, 2.0, 2.0], [2.0, 2.0, 1.0])
+    a = render_docs.beside.aftereffect(tmp_path, "a")
+    assert (a["commit"], a["rounds"], a["profiled"], a["control"], a["before"]) == ("abcdef1", 1, 5, True, 3)
+    assert a["ratios"]["zerognn"] == {"with": [pytest.approx(1.2)], "without": [1.0]}
+    write("zerognn-2", "1234567", 5, [1.0], [1.0])
+    with pytest.raises(ZeroGNNError, match=r"records of 2 commits \(1234567, abcdef1\)"):
+        render_docs.beside.aftereffect(tmp_path, "a")
 
 
 def test_a_ratio_between_two_variants_is_the_summarys_where_one_is_host_mediated():
