@@ -27,7 +27,7 @@ from pathlib import Path
 import yaml
 from beside import BESIDE
 from beside import commits as commits_of
-from round_targets import ONLY_FIELDS, only_value, round_records
+from round_targets import group_fields, only_value, round_records
 
 from zerognn.errors import ZeroGNNError
 from zerognn.records.files import iter_records
@@ -64,8 +64,7 @@ class Study:
         """Each comparison group with runs missing, as ``ONLY=field=value,...`` (the fields the planned groups
         differ in; a variant and its trials and seeds are one group's), with its count: one line each."""
         planned = [RunKey.parse(run_id) for run_id in sorted(self.planned or ())]
-        grouping = [f for f in ONLY_FIELDS if f not in ("variant", "seed")]
-        differ = [f for f in grouping if len({only_value(k, f) for k in planned}) > 1]
+        differ = group_fields(planned)
         if not differ:
             return []
         counts = Counter(",".join(f"{f}={only_value(RunKey.parse(run_id), f)}" for f in differ)

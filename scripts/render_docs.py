@@ -48,7 +48,6 @@ says a summary cell is empty (``row.time_to_target_s is missing``: None or NaN).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 import statistics
 import sys
@@ -69,6 +68,7 @@ from zerognn.records.table import markdown_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import beside  # noqa: E402  (scripts/beside.py: the reference's files beside its studies)
+from round_targets import group_fields, round_records  # noqa: E402
 
 sys.path.remove(str(Path(__file__).resolve().parent))
 
@@ -230,8 +230,7 @@ class Study:
         differ in (``dataset``, ``model``, ``batch_size``, ...), with ``runs``, how many runs it plans, ``missing``,
         how many of them this study lacks, and ``complete``, whether none."""
         planned = [RunKey.parse(Path(path).stem) for round_ in planned_rounds(config) for path in round_]
-        grouping = [f.name for f in dataclasses.fields(RunKey) if f.name not in ("variant", "trial", "seed")]
-        differ = [f for f in grouping if len({getattr(key, f) for key in planned}) > 1]
+        differ = group_fields(planned)
         found: dict[tuple, dict] = {}
         for key in planned:
             group = found.setdefault(tuple(getattr(key, f) for f in differ),
@@ -259,11 +258,6 @@ def max_rel_diff(values: list[float], reference: list[float]) -> float:
 
 def planned_rounds(config: str) -> list[list[str]]:
     """The rounds ``config`` (a path under the repository) plans, each its record paths."""
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from round_targets import round_records
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
     return round_records(str(REPO / config))
 
 

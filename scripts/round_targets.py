@@ -41,6 +41,12 @@ def parse_only(spec: str) -> dict[str, str]:
     return selected
 
 
+def group_fields(keys: list[RunKey]) -> list[str]:
+    """The run-key fields a study's comparison groups differ in: those of ``keys`` (its planned runs) that take more
+    than one value, but the variant, trial and seed, which vary within a group."""
+    return [f for f in ONLY_FIELDS if f not in ("variant", "seed") and len({getattr(k, f) for k in keys}) > 1]
+
+
 def only_value(key: RunKey, field: str) -> str:
     """A key field's value as --only writes it (fanouts 15-10-5, a flag true/false)."""
     value = getattr(key, field)
