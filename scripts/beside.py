@@ -33,7 +33,7 @@ def bench_ops(reference: Path, path: str) -> dict:
     number = r"(-?[\d,]+(?:\.\d+)?)"
     ops = [{"name": m[1].strip(), "us": float(m[2]), "mb": float(m[3]), "gbps": float(m[4]),
             "of_copy": float(m[5]) / 100}
-           for m in re.finditer(rf"^(\S.{{43}}) +{number} +{number} +{number} +{number}%$", text, re.M)]
+           for m in re.finditer(rf"^(\S.*?) +{number} +{number} +{number} +{number}%$", text, re.M)]
     padding = [dict(zip(("layer", "in", "live", "padded", "exact_us", "padded_us", "cost_us"),
                         (float(v.replace(",", "")) for v in m.groups())))
                for m in re.finditer(rf"^ +{number} +{number} +{number} +{number} +{number} +{number} +{number}$",

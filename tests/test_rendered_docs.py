@@ -174,7 +174,8 @@ def test_a_bench_ops_output_is_read_back_as_the_formatters_wrote_it(tmp_path):
     from zerognn.bench.ops import OpTiming, format_table
     from zerognn.bench.padding import PaddingTiming, format_padding
 
-    ops = [OpTiming("sample hop 1 (n=1,024, f=15)", 41.25, 110_000), OpTiming("sage backward", 446.8, 472_140_000)]
+    ops = [OpTiming("sample hop 1 (n=1,024, f=15)", 41.25, 110_000), OpTiming("sage backward", 446.8, 472_140_000),
+           OpTiming("sample + dedupe + relabel hop 3 (+119,637 new)", 148.0, 16_230_000)]  # wider than the column
     layers = [PaddingTiming(0, 100, 55_133, 65_132, 651.5, 779.8), PaddingTiming(1, 256, 7_492, 8_906, 514.2, 283.6)]
     text = ("# zerognn bench-ops, commit 9a534affdcc8608e1b50565d2636aa94b40ad1f7 (environment, dirty False), source "
             "2ea4320dce55; NVIDIA H100 80GB HBM3, driver 580.159.04\n"
