@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.records.rendered import study_dir
+from zerognn.records import stats
 from zerognn.records.ids import RunKey
 from zerognn.records.summary import read_summary
 
@@ -111,6 +112,41 @@ def test_the_speedup_verdict_is_what_the_intervals_give():
                                   f"(the highest ends at {highest:.2f}x)")
     if below and (above or within):
         assert f"below it, the whole interval, in the other {len(below)}" in verdict
+
+
+def _steps(group: tuple, variant: str) -> list[float]:
+    """Each trial's median step of ``variant`` in the group, from the trials study's records for the group it
+    repeats (as the claims read it), else the reference's."""
+    for directory in (study_dir("trials"), STUDY):
+        steps = {}
+        for path in sorted((directory / "runs").glob("*.json")):
+            key = RunKey.parse(path.stem)
+            if (key.dataset, key.model, key.batch_size, key.variant) == (*group, variant):
+                assert key.trial not in steps, f"{path.stem}: two configurations in one group's variant"
+                steps[key.trial] = json.loads(path.read_text())["metrics"]["step_ms_median"]
+        if steps:
+            return [steps[trial] for trial in sorted(steps)]  # trial order, as the summary resamples them
+    raise AssertionError(f"no {variant} records for {group}")
+
+
+def test_the_envelope_verdict_needs_every_groups_interval_above_one():
+    ratios = {}
+    for group in DONE:
+        worst, tight = _steps(group, "zerognn-worstcase"), _steps(group, "zerognn")
+        ratios[group] = (stats.median(worst) / stats.median(tight), stats.ratio_ci(worst, tight))
+    row = README.split("| a tight envelope is what makes the graph pay off |", 1)[1].split(" |\n", 1)[0]
+    measured, verdict = row.split(" | ")[:2]
+    assert f"its step is {min(r for r, _ in ratios.values()):.2f}–{max(r for r, _ in ratios.values()):.2f}x" \
+        in measured
+    least = min(ratios, key=lambda g: ratios[g][0])
+    (value, (low, high)) = ratios[least]
+    if len(DONE) > 1:
+        assert f"(the least in {_label(least)}: **{value:.2f}x [{low:.2f}–{high:.2f}]**)" in measured
+    reaching = [_label(g) for g in DONE if ratios[g][1][0] <= 1]
+    if reaching:
+        assert verdict.startswith(f"not reproduced: the interval reaches 1 in {', '.join(reaching)}")
+    else:
+        assert verdict.startswith("reproduced") and "the whole interval lies above 1" in verdict
 
 
 def test_every_recorded_group_has_its_speedup_in_the_results():
