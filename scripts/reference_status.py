@@ -9,7 +9,8 @@ the card's studies plans (a directory without a config) are listed, to be re-rec
 the card holds what the docs read from stages of their own (``BESIDE``): the operator benchmark's output, whose
 header names its commit, and the profiler after-effect's records, which count among the card's commits. Under a study
 with runs missing, each comparison group it lacks runs of is named as ``scripts/gpu_stages.sh``'s ``ONLY=`` selects
-it (the key fields its groups differ in), with how many runs, so the next stage is that line. That each
+it (the key fields its groups differ in), with how many runs, so the next stage is that line (and where some of the
+group's runs are committed, the scripts/carry_records.py line that carries them to go on from them elsewhere). That each
 committed summary is what ``zerognn summarize`` makes of its records is tests/records/test_reference_summaries.py's
 check, not this one's. Exit status 0 when complete, 1 otherwise.
 
@@ -60,16 +61,22 @@ class Study:
     def missing(self) -> list[str]:
         return sorted((self.planned or set()) - self.run_ids)
 
-    def missing_groups(self) -> list[str]:
+    def missing_groups(self, card: str) -> list[str]:
         """Each comparison group with runs missing, as ``ONLY=field=value,...`` (the fields the planned groups
         differ in; a variant and its trials and seeds are one group's), with its count: one line each."""
         planned = [RunKey.parse(run_id) for run_id in sorted(self.planned or ())]
         differ = group_fields(planned)
         if not differ:
             return []
-        counts = Counter(",".join(f"{f}={only_value(RunKey.parse(run_id), f)}" for f in differ)
-                         for run_id in self.missing())
-        return [f"ONLY={group}: {n} run{'s' * (n != 1)}" for group, n in sorted(counts.items())]
+        def group(run_id: str) -> str:
+            return ",".join(f"{f}={only_value(RunKey.parse(run_id), f)}" for f in differ)
+
+        counts = Counter(group(run_id) for run_id in self.missing())
+        held = Counter(group(run_id) for run_id in (self.planned or set()) & self.run_ids)
+        return [f"ONLY={g}: {n} run{'s' * (n != 1)}" + (
+                f" ({held[g]} committed: to go on from them on another machine, "
+                f"scripts/carry_records.py {self.name} --card {card} --only {g}, then CARRIED=1)" if held[g] else "")
+                for g, n in sorted(counts.items())]
 
     def problems(self) -> list[str]:
         """What keeps this study from being complete, one line each."""
@@ -141,7 +148,7 @@ def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
         if study.replicates is not None and study.records:
             status += f" ({study.why_unplanned})"
         lines.append(f"{label:<14} {len(study.records):>4} records ({held}): {status}")
-        lines += [f"{'':<15}{group}" for group in study.missing_groups()]
+        lines += [f"{'':<15}{group}" for group in study.missing_groups(card.name)]
     others = sorted(p.name for p in card.iterdir() if p.is_dir() and not (p / "runs").is_dir()
                     and any(p.glob("*.json")) and p.name not in BESIDE)
     for name in [*BESIDE, *others]:

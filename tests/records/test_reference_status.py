@@ -51,7 +51,9 @@ def test_a_missing_run_a_needed_study_and_records_of_no_config_are_each_named(ca
     assert not complete
     assert lines[0].endswith("35 records (" + commit_of(card)[:7] + " x35): 1 of the 36 runs its config plans are "
                              "missing (products-like__sage__zerognn__b1024__f15-10-5__g1__t4)")
-    assert lines[1] == " " * 15 + "ONLY=batch_size=1024: 1 run"  # the group, as gpu_stages.sh selects it
+    assert lines[1] == " " * 15 + (  # the group, as gpu_stages.sh selects it, and how to go on from its records
+        "ONLY=batch_size=1024: 1 run (11 committed: to go on from them on another machine, scripts/carry_records.py "
+        "epoch --card h200 --only batch_size=1024, then CARRIED=1)")
 
     monkeypatch.setattr(reference_status, "NEEDED", ("epoch", "interference"))
     shutil.copytree(card / "epoch/runs", card / "old/runs")
@@ -88,7 +90,8 @@ def test_each_group_with_runs_missing_is_named_as_a_stage_selects_it(card):
     (card / "epoch/runs/products-like__sage__zerognn-epoch__b4096__f15-10-5__g1__t2.json").unlink()
     lines, complete = reference_status.report(card, None)
     assert not complete
-    assert lines[1:3] == [" " * 15 + "ONLY=batch_size=256: 12 runs", " " * 15 + "ONLY=batch_size=4096: 1 run"]
+    assert lines[1] == " " * 15 + "ONLY=batch_size=256: 12 runs"  # none committed: nothing to carry
+    assert lines[2].startswith(" " * 15 + "ONLY=batch_size=4096: 1 run (11 committed: ")
     assert lines[3] == f"{card}: not complete"
 
 
