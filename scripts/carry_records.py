@@ -10,14 +10,13 @@ workspace already holds must be the committed one, byte for byte.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from round_targets import parse_only, round_records
 
+from zerognn.atomic import atomic_path
 from zerognn.errors import ZeroGNNError
 from zerognn.records.files import read_record
 
@@ -58,9 +57,8 @@ def carry(study: str, card: str, only: str, repo: Path = REPO) -> list[str]:
         target = workspace / path.name
         if target.is_file():
             continue
-        with tempfile.NamedTemporaryFile(dir=workspace, prefix=f".{path.name}.", delete=False) as tmp:
-            shutil.copyfile(path, tmp.name)
-        os.replace(tmp.name, target)  # a killed copy leaves no half-written record for the stage to read
+        with atomic_path(target) as tmp:  # a killed copy leaves no half-written record for the stage to read
+            shutil.copyfile(path, tmp)
         copied += 1
     where = workspace.relative_to(repo)
     return [f"{copied} records copied into {where}/ ({len(found) - copied} there already) of the {len(planned)} runs "
