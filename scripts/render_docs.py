@@ -7,7 +7,7 @@ A rendered region of a markdown file is a template's output between two comments
     <!-- end of rendered region -->
 
 Templates are Jinja2 (it comes with Snakemake, the pipeline extra). In a template, ``study("small-batch")``
-is the committed study docs/templates/studies.yaml names for it (``study("h200/small-batch")``, a directory
+is the committed study docs/templates/studies.yaml names for it (``study("h100/small-batch")``, a directory
 under ``results/reference/``, names one directly) with its summary (``zerognn summarize``'s, read back with
 ``read_summary``) and its records; ``study("reference", dataset="products-like")`` only the configurations picked
 (a directory holding groups of several commits). A study's methods pick runs by summary columns
@@ -179,6 +179,15 @@ class Study:
                              "end": start + pd.to_timedelta(totals, unit="s")})
         spans = runs.groupby("machine").agg(start=("start", "min"), end=("end", "max"))
         return (spans["end"] - spans["start"]).dt.total_seconds().sum() / 60
+
+    def process_minutes(self, **where) -> float | None:
+        """Minutes the processes ``where`` picks ran, each its own ``metrics.phase_s.total``, summed: no gaps
+        between them, and none of the runs of another study that ran between them on the same machine (a study
+        committed from another's archive, as small-batch is from the reference's). None where a record predates
+        the field."""
+        totals = [self._records[r]["metrics"].get("phase_s", {}).get("total")
+                  for r in self._where(self._trials, where)["run_id"]]
+        return None if not totals or None in totals else sum(totals) / 60
 
     def _one_configuration(self, where: dict) -> pd.DataFrame:
         rows = self._where(self._trials, where)

@@ -141,6 +141,15 @@ def test_run_minutes_sum_each_machines_span():
     assert tta.machines() > 1 and tta.run_minutes() < tta.minutes()  # the gap between the machines is not counted
 
 
+def test_process_minutes_count_a_studys_own_processes_and_not_the_runs_between_them():
+    papers = render_docs.Study("h100/papers")  # a stage of its own: its processes fill most of its span
+    assert papers.run_minutes() / 2 < papers.process_minutes() < papers.run_minutes()
+    assert papers.process_minutes() == pytest.approx(sum(papers.values("metrics.phase_s.total")) / 60)
+    small = render_docs.Study("h100/small-batch")  # two of the reference group's ten variants, its rounds between
+    assert small.shares_records_with(render_docs.Study("h100/reference"), batch_size=256)
+    assert small.process_minutes() < small.run_minutes() / 2
+
+
 def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran():
     tta = render_docs.Study("h100/tta")  # seeds 0 and 1 on one machine, the rest on a second
     assert tta.machines() == 2
