@@ -171,7 +171,7 @@ class Study:
         its first run's start to its last run's end (``started_at`` plus ``metrics.phase_s.total``), summed over
         machines; no machine start, install or dataset build. None where a record predates those fields."""
         rows = self._where(self._trials, where)
-        totals = [self._records[r]["metrics"].get("phase_s", {}).get("total") for r in rows["run_id"]]
+        totals = self._run_totals(rows)
         if rows.empty or rows["started_at"].isna().any() or None in totals:
             return None
         start = pd.to_datetime(rows["started_at"], utc=True)
@@ -180,13 +180,16 @@ class Study:
         spans = runs.groupby("machine").agg(start=("start", "min"), end=("end", "max"))
         return (spans["end"] - spans["start"]).dt.total_seconds().sum() / 60
 
+    def _run_totals(self, rows: pd.DataFrame) -> list[float | None]:
+        """Each picked run's seconds from its start to its record (``metrics.phase_s.total``; None before it)."""
+        return [self._records[r]["metrics"].get("phase_s", {}).get("total") for r in rows["run_id"]]
+
     def process_minutes(self, **where) -> float | None:
         """Minutes the processes ``where`` picks ran, each its own ``metrics.phase_s.total``, summed: no gaps
         between them, and none of the runs of another study that ran between them on the same machine (a study
         committed from another's archive, as small-batch is from the reference's). None where a record predates
         the field."""
-        totals = [self._records[r]["metrics"].get("phase_s", {}).get("total")
-                  for r in self._where(self._trials, where)["run_id"]]
+        totals = self._run_totals(self._where(self._trials, where))
         return None if not totals or None in totals else sum(totals) / 60
 
     def _one_configuration(self, where: dict) -> pd.DataFrame:
