@@ -192,6 +192,12 @@ class Study:
         totals = self._run_totals(self._where(self._trials, where))
         return None if not totals or None in totals else sum(totals) / 60
 
+    def minutes_among_others(self) -> float | None:
+        """``process_minutes()`` where the study's own processes fill under half of ``run_minutes()`` (its runs
+        were recorded among another study's, which its span then mostly counts), else None: the docs add it then."""
+        span, own = self.run_minutes(), self.process_minutes()
+        return own if span is not None and own is not None and own < span / 2 else None
+
     def _one_configuration(self, where: dict) -> pd.DataFrame:
         rows = self._where(self._trials, where)
         if rows["configuration_id"].nunique() != 1:
