@@ -31,6 +31,7 @@ synchronisation per step. The record is built from the measurements by ``zerognn
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -218,6 +219,10 @@ def _train_and_measure(spec: RunSpec, variant_cls: type[Variant], ctx: VariantCo
     """Every phase of the run (the module doc), on one variant; its measurements, ``variant_info`` and, for a
     run to the target, its evaluations."""
     device, memory = ctx.device, ctx.memory
+    # Device tensors that only a reference cycle still holds (an earlier run's, in the same process) are freed
+    # whenever the collector next runs: counted in `resident` but freed during setup, they would take their
+    # bytes off the peak above it, which could then be negative. Collected now, they count in neither.
+    gc.collect()
     synchronize(device)
     resident = memory.allocated()
     with counting_cuda_graph_captures() if device.type == "cuda" else contextlib.nullcontext() as captures:
