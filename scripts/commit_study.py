@@ -4,7 +4,9 @@ packs its workspace, ``stages/<study>/``, into ``$OUT/<stage>.tgz``) or a record
 so that rendering the docs is all that is left.
 
 ``<card>`` is the GPU model the records ran on (``h100`` for an NVIDIA H100, ``h200`` for an H200): a study's
-records come from one model, and studies of two models are never compared. Before anything is written it checks,
+records come from one model, and studies of two models are never compared. ``--card-dir <card>-<name>`` commits
+into that directory instead (``h100-next``: a reference re-recorded at a new commit, beside the committed one
+until it is complete). Before anything is written it checks,
 with a one-line error each, that the records name one commit (``--commit``, where given, and no other), that git
 did not call their tree dirty, that they ran that commit's source files (``zerognn provenance``), and that a record
 already committed under the same id is the same file: nothing committed is replaced. Records are only added, each
@@ -17,6 +19,7 @@ again knows to pass the same flag, and the allowance is kept for records added l
     python scripts/commit_study.py tta /path/to/tta.tgz --commit 9a534af
     python scripts/commit_study.py peers results/runs --commit 9a534af --allow-mixed-provenance
     python scripts/commit_study.py precision trials.tgz --config workflow/config/h200-precision.yaml
+    python scripts/commit_study.py trials trials.tgz --commit f4db64e --card-dir h100-next
 """
 
 from __future__ import annotations
@@ -142,11 +145,15 @@ def main() -> int:
                         "the records' commit (default: this one)")
     parser.add_argument("--allow-mixed-provenance", action="store_true", help="summarise a study whose "
                         "comparison groups ran on several machines (zerognn summarize's flag)")
+    parser.add_argument("--card-dir", help="the directory under results/reference/ and figures/reference/ to "
+                        "commit into, <card> or <card>-<name> (default: <card>, the records' GPU model)")
     parser.add_argument("--config", help="commit only the records whose runs this study config plans (another "
                         "study's archive holding some of this one's runs: the trials study's, say)")
     args = parser.parse_args()
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", args.study):
         parser.error(f"study {args.study!r}: a directory name of lowercase letters, digits and dashes (tta, peers)")
+    if args.card_dir is not None and not re.fullmatch(r"[a-z0-9]+(-[a-z0-9-]+)?", args.card_dir):
+        parser.error(f"--card-dir {args.card_dir!r}: a card's directory name, <card> or <card>-<name> (h100-next)")
     if not args.source.exists():
         parser.error(f"{args.source} does not exist: give a stage's archive (<stage>.tgz) or a directory of records")
 
@@ -157,7 +164,11 @@ def main() -> int:
             if args.config:
                 records, runs_dir = planned_by(args.config, records, Path(tmp) / "planned")
             commit, gpu = checked(records, args.commit, runs_dir, repo)
-        study = repo / "results" / "reference" / gpu / args.study
+        where = args.card_dir or gpu
+        if where.split("-")[0] != gpu:
+            raise ZeroGNNError(f"--card-dir {where} is not the records' card: they ran on {gpu}; commit them under "
+                               f"{gpu} or {gpu}-<name>")
+        study = repo / "results" / "reference" / where / args.study
         runs = study / "runs"
         kept = {p.name: p.read_bytes() for p in runs.glob("*.json")} if runs.is_dir() else {}
         other = sorted(n for n in records.keys() & kept.keys() if records[n] != kept[n])
@@ -185,7 +196,7 @@ def main() -> int:
             tmp.write_text(json.dumps({"mixed_provenance": True, "machine_instances": instances}, indent=2) + "\n")
         print(f"{(study / PROVENANCE).relative_to(repo)}: the study spans {len(instances)} machine instance(s); "
               f"summarise it with --allow-mixed-provenance", flush=True)
-    figures = repo / "figures" / "reference" / gpu / args.study
+    figures = repo / "figures" / "reference" / where / args.study
     command = [sys.executable, "-m", "snakemake", "figures", "--cores", "1", "--config",
                f"results_dir={study.relative_to(repo)}", f"figures_dir={figures.relative_to(repo)}",
                f"mixed_provenance={str(mixed).lower()}"]
@@ -195,8 +206,13 @@ def main() -> int:
         print(f"commit_study: the summary and figures were not rebuilt (snakemake figures, rc={done.returncode}):\n"
               f"{done.stderr[-2000:]}", file=sys.stderr)
         return 1
-    print(f"{study.relative_to(repo)}/summary.csv and {figures.relative_to(repo)}/ rebuilt; next: docs/templates/"
-          f"studies.yaml naming {gpu}/{args.study} for the templates that read it, then python scripts/render_docs.py")
+    if where == gpu:
+        after = (f"docs/templates/studies.yaml naming {where}/{args.study} for the templates that read it, then python "
+                 f"scripts/render_docs.py")
+    else:  # a reference recorded again: the docs read it once it is whole (docs/results.md)
+        after = (f"the rest of {where}/ (python scripts/reference_status.py --card {where} --commit {commit[:7]}), "
+                 f"which then takes {gpu}/'s place")
+    print(f"{study.relative_to(repo)}/summary.csv and {figures.relative_to(repo)}/ rebuilt; next: {after}")
     return 0
 
 

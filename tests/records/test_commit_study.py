@@ -74,6 +74,21 @@ def test_a_stage_archive_lands_in_its_cards_study_with_summary_and_figures(clone
     assert again.returncode == 0 and "0 records added, 3 already there" in again.stdout, again.stderr
 
 
+def test_a_study_recorded_again_lands_beside_the_committed_one_under_its_cards_directory(clone, tmp_path):
+    runs = records(tmp_path, n=2)
+    done = commit_study(clone, "epoch", str(runs), "--card-dir", "h200-next")
+    assert done.returncode == 0, done.stdout + done.stderr
+    study = clone / "results/reference/h200-next/epoch"
+    assert sorted(p.name for p in (study / "runs").iterdir()) == sorted(p.name for p in runs.iterdir())
+    assert (clone / "figures/reference/h200-next/epoch").is_dir()
+    assert "next: the rest of h200-next/ (python scripts/reference_status.py --card h200-next --commit" in done.stdout
+
+    refused = commit_study(clone, "epoch", str(runs), "--card-dir", "h100-next")
+    assert refused.returncode == 2 and not (clone / "results/reference/h100-next").exists()
+    assert refused.stderr.strip() == ("commit_study: --card-dir h100-next is not the records' card: they ran on "
+                                      "h200; commit them under h200 or h200-<name>")
+
+
 def test_an_archive_of_two_workspaces_is_refused(clone, tmp_path):
     runs = records(tmp_path, n=1)
     archive = tmp_path / "two.tgz"
