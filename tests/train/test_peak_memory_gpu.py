@@ -22,10 +22,13 @@ class Cycle:
         self.cycle = self
 
 
-def collect_at_warm_up(message: str) -> None:
-    # the collector running during setup, after the run has read what was resident before it
-    if "warm-up:" in message:
-        gc.collect()
+def collector_at_warm_up(collected: list[int]):
+    """A progress callback that runs the collector when the run says its warm-up begins: during setup, after
+    the run has read what was resident before it."""
+    def progress(message: str) -> None:
+        if "warm-up:" in message:
+            collected.append(gc.collect())
+    return progress
 
 
 @pytest.mark.parametrize("variant", ["host-mediated", "zerognn"])
@@ -35,11 +38,14 @@ def test_garbage_freed_during_a_run_leaves_its_peak_as_a_clean_runs(tiny_dataset
                    deterministic=True)
     gc.collect()
     clean = run(spec, tiny_dataset_dir, tmp_path / "clean.json", progress=lambda m: None)["metrics"]
+    collected = []
     gc.disable()  # the cycle outlives every automatic collection until the run's own
     try:
         Cycle()
         assert torch.cuda.memory_allocated() >= GARBAGE_BYTES
-        beside = run(spec, tiny_dataset_dir, tmp_path / "beside.json", progress=collect_at_warm_up)["metrics"]
+        beside = run(spec, tiny_dataset_dir, tmp_path / "beside.json",
+                     progress=collector_at_warm_up(collected))["metrics"]
     finally:
         gc.enable()
+    assert collected, "the run never said its warm-up began, so nothing collected garbage during it"
     assert beside["peak_mem_bytes"] == pytest.approx(clean["peak_mem_bytes"], abs=2**20)
