@@ -1,18 +1,18 @@
 """Where one card's committed reference stands: for each study under ``results/reference/<card>/``, its records'
 commits, and the runs its config (``workflow/config/h200-<study>.yaml``) plans that are not committed yet.
 
-The reference is complete when every study the reference needs (``NEEDED``) is committed, every study holds every
-run its config plans, and every record under the card's directory, outside ``scaling/`` (two GPUs), names one
-commit (``--commit``, where given). A config's ``trials`` and ``seeds`` say how many processes each configuration
-needs, so a complete study has them all (ten for the headline group, ``h200-trials.yaml``). Records no config of
-the card's studies plans (a directory without a config) are listed, to be re-recorded or retired. Beside the studies
-the card holds what the docs read from stages of their own (``BESIDE``): the operator benchmark's output, whose
-header names its commit, and the profiler after-effect's records, which count among the card's commits. Under a study
-with runs missing, each comparison group it lacks runs of is named as ``scripts/gpu_stages.sh``'s ``ONLY=`` selects
-it (the key fields its groups differ in), with how many runs, so the next stage is that line (and where some of the
-group's runs are committed, the scripts/carry_records.py line that carries them to go on from them elsewhere). That each
-committed summary is what ``zerognn summarize`` makes of its records is tests/records/test_reference_summaries.py's
-check, not this one's. Exit status 0 when complete, 1 otherwise.
+The reference is complete when every study the reference needs (``NEEDED``: every study the docs render,
+``docs/templates/studies.yaml``, but ``scaling/``) is committed, every study holds every run its config plans, and every
+record under the card's directory, outside ``scaling/`` (two GPUs), names one commit (``--commit``, where given). A
+config's ``trials`` and ``seeds`` say how many processes each configuration needs, so a complete study has them all (ten
+for the headline group, ``h200-trials.yaml``). Records no config of the card's studies plans (a directory without a
+config) are listed, to be re-recorded or retired. Beside the studies the card holds what the docs read from stages of
+their own (``BESIDE``): the operator benchmark's output, whose header names its commit, and the profiler after-effect's
+records, which count among the card's commits. Under a study with runs missing, each comparison group it lacks runs of
+is named as ``scripts/gpu_stages.sh``'s ``ONLY=`` selects it (the key fields its groups differ in), with how many runs,
+so the next stage is that line (and where some of the group's runs are committed, the scripts/carry_records.py line that
+carries them to go on from them elsewhere). That each committed summary is what ``zerognn summarize`` makes of its
+records is tests/records/test_reference_summaries.py's check, not this one's. Exit status 0 when complete, 1 otherwise.
 
     python scripts/reference_status.py --card h200 --commit 9a534af
 """
@@ -35,9 +35,11 @@ from zerognn.records.files import iter_records
 from zerognn.records.ids import RunKey
 
 REPO = Path(__file__).resolve().parents[1]
-# The studies the reference needs, by directory name: each recorded from workflow/config/h200-<name>.yaml.
-NEEDED = ("reference", "trials", "precision", "papers", "epoch", "interference", "tta", "peers")
 TWO_GPUS = "scaling"  # recorded on a two-GPU host, apart from the one card's commit
+# The studies the reference needs, by directory name: every study the docs render (docs/templates/studies.yaml) but
+# the two-GPU one and what the card holds beside its studies; each recorded from workflow/config/h200-<name>.yaml.
+RENDERED = yaml.safe_load((REPO / "docs" / "templates" / "studies.yaml").read_text())
+NEEDED = tuple(name for name in RENDERED if name != TWO_GPUS and Path(RENDERED[name]).name not in BESIDE)
 # Variants whose rows in a study must carry an execution fraction (the loop body's GPU time, from its replay).
 FRACTION_NEEDED = {"epoch": ("zerognn-epoch",)}
 

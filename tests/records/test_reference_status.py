@@ -118,3 +118,12 @@ def test_what_the_docs_read_beside_the_studies_is_named_and_counts_among_the_com
     assert lines[3] == ("old-aftereffect    1 records (fffffff x1): no stage writes it here: re-record it into "
                         "aftereffect/ (STAGE=aftereffect CONTROL=1) or retire it")
     assert lines[-2].startswith("the records name 2 commits")
+
+
+def test_every_study_of_the_reference_the_docs_read_is_needed():
+    """A reference recorded again is complete only with every study the committed one holds (a study left out of
+    ``NEEDED`` would be lost when the new reference takes the committed one's place)."""
+    card = REPO / "results/reference" / Path(reference_status.RENDERED["reference"]).parent
+    held = {runs.parent.name for runs in card.glob("*/runs")}
+    assert {"determinism", "small-batch", "reference", "trials"} <= held
+    assert held - {reference_status.TWO_GPUS} <= set(reference_status.NEEDED)
