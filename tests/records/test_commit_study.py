@@ -83,9 +83,9 @@ def test_a_study_recorded_again_lands_beside_the_committed_one_under_its_cards_d
     assert (clone / "figures/reference/h200-next/epoch").is_dir()
     assert "next: the rest of h200-next/ (python scripts/reference_status.py --card h200-next --commit" in done.stdout
 
-    refused = commit_study(clone, "epoch", str(runs), "--card-dir", "h100-next")
-    assert refused.returncode == 2 and not (clone / "results/reference/h100-next").exists()
-    assert refused.stderr.strip() == ("commit_study: --card-dir h100-next is not the records' card: they ran on "
+    refused = commit_study(clone, "epoch", str(runs), "--card-dir", "h100-refused")
+    assert refused.returncode == 2 and not (clone / "results/reference/h100-refused").exists()
+    assert refused.stderr.strip() == ("commit_study: --card-dir h100-refused is not the records' card: they ran on "
                                       "h200; commit them under h200 or h200-<name>")
 
 
