@@ -265,3 +265,10 @@ def test_rounds_are_what_a_config_plans_the_measure_of_a_study_recorded_in_part(
     assert [len(r) for r in rounds] == [8, 8, 6, 6, 6, 6]  # torch-eager and torch-compile train seeds 0 and 1
     assert all(p.startswith("results/runs/products-like__sage__") for r in rounds for p in r)
     assert sys.path == path_before  # scripts/ is on it only while the config is read
+
+
+def test_the_precision_rows_warn_against_reading_host_bound_steps_across_machines():
+    precision = render_docs.environment().globals["study"]("precision")
+    recorded = [d for d in ("float32", "tf32", "bfloat16") if d in set(precision.summary.dtype)]
+    warned = "the precisions ran on different machines" in (REPO / "README.md").read_text()
+    assert warned == (precision.machines(dtype=recorded) > 1)
