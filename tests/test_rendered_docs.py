@@ -131,14 +131,35 @@ def test_a_directory_of_several_commits_renders_one_part_at_a_time(two_commits):
     assert part.run_minutes() is None  # records without run timing
 
 
-def test_run_minutes_sum_each_machines_span():
+def test_run_minutes_of_one_machine_span_its_first_start_to_its_last_end():
     papers = render_docs.Study("h100/papers")
     starts = papers.values("environment.started_at")
     assert papers.machines() == 1 and len(starts) == papers.summary.trials.sum()
     # one machine: its first start to its last end, which is past the last start by at least one run's total
     assert papers.minutes() < papers.run_minutes() < papers.minutes() + max(papers.values("metrics.phase_s.total")) / 60
-    tta = render_docs.Study("h100/tta")
-    assert tta.machines() > 1 and tta.run_minutes() < tta.minutes()  # the gap between the machines is not counted
+
+
+@pytest.fixture
+def two_machines(tmp_path, monkeypatch):
+    """A study ``spread`` of four configurations (variant, host load) on two machine boots: load 0 on the first,
+    from 10:00 (host-mediated, then zerognn), load 16 on the second an hour later; each run 30 s."""
+    records = []
+    for boot, (load, hour) in enumerate([(0, 10), (16, 11)]):
+        for minute, variant in enumerate(("host-mediated", "zerognn")):
+            r = make_record(variant, host_load=load, phase_s={"total": 30.0})
+            r["environment"] |= {"boot_id": f"boot-{boot}", "started_at": f"2026-12-01T{hour}:0{minute}:00+00:00"}
+            records.append(r)
+    write_records(tmp_path / "spread" / "runs", records)
+    summarize(tmp_path / "spread" / "runs", tmp_path / "spread" / "summary.csv")
+    monkeypatch.setattr(render_docs, "REFERENCE", tmp_path)
+    return render_docs.Study("spread")
+
+
+def test_minutes_across_machines_count_each_machines_span_and_not_the_gap_between(two_machines):
+    assert two_machines.machines() == 2 and two_machines.machines(host_load=16) == 1
+    assert two_machines.minutes() == pytest.approx(61)  # first start to last start, the gap included
+    assert two_machines.run_minutes() == pytest.approx(2 * 1.5)  # each machine: 10:00 to 10:01:30
+    assert two_machines.run_minutes(host_load=0) == pytest.approx(1.5)
 
 
 def test_process_minutes_count_a_studys_own_processes_and_not_the_runs_between_them():
@@ -150,12 +171,10 @@ def test_process_minutes_count_a_studys_own_processes_and_not_the_runs_between_t
     assert small.process_minutes() < small.run_minutes() / 2
 
 
-def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran():
-    tta = render_docs.Study("h100/tta")  # seeds 0 and 1 on one machine, the rest on a second
-    assert tta.machines() == 2
-    assert tta.per_machine("config.seed") == [[0, 1], [2, 3, 4, 5]]
-    assert tta.per_machine("config.seed", variant="torch-eager") == [[0, 1]]
-    assert render_docs.Study("h100/interference").per_machine("config.host_load") == [[0, 16]]
+def test_per_machine_gives_each_machines_values_in_the_order_the_machines_ran(two_machines):
+    assert two_machines.per_machine("config.host_load") == [[0], [16]]
+    assert two_machines.per_machine("config.variant") == [["host-mediated", "zerognn"]] * 2
+    assert two_machines.per_machine("config.host_load", variant="zerognn", host_load=16) == [[16]]
 
 
 def test_a_group_committed_from_another_studys_archive_shares_its_records():
