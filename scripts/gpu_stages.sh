@@ -14,6 +14,9 @@
 #                A machine released between calls takes the records with it: a study starts again on the next
 #                (records carried to it would be re-made, which scripts/whole_rounds.py refuses), or goes on
 #                there with CARRIED=1 from the earlier rounds' records carried as stages/<study>/results/runs/.
+#                Where each call brings that directory with the tree anew, refresh it from the last call's archive
+#                before the next (tar xzf <study>.tgz stages/<study>/results/runs): an older copy would replace
+#                the machine's newer records, and the rounds since would be recorded again.
 #                The studies:
 #                reference, trials (or CONFIG's), precision, small-batch, peers, epoch, interference,
 #                determinism, tta (a round is a seed), papers (alias runs; after STAGE=build on the machine).
