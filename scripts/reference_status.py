@@ -6,13 +6,17 @@ The reference is complete when every study the reference needs (``NEEDED``: ever
 record under the card's directory, outside ``scaling/`` (two GPUs), names one commit (``--commit``, where given). A
 config's ``trials`` and ``seeds`` say how many processes each configuration needs, so a complete study has them all (ten
 for the headline group, ``h200-trials.yaml``). Records no config of the card's studies plans (a directory without a
-config) are listed, to be re-recorded or retired. Beside the studies the card holds what the docs read from stages of
+config) are listed, to be re-recorded or retired. A study that compares a configuration with itself across one field
+(``ONE_MACHINE_ACROSS``: host load, deterministic mode) is complete only where the runs that differ just in that field
+ran on one machine instance. A variant whose module cannot be imported here (a peer whose library is missing) is
+planned as ``STAND_IN``'s runs under its own name. Beside the studies the card holds what the docs read from stages of
 their own (``BESIDE``): the operator benchmark's output, whose header names its commit, and the profiler after-effect's
 records, which count among the card's commits. Under a study with runs missing, each comparison group it lacks runs of
-is named as ``scripts/gpu_stages.sh``'s ``ONLY=`` selects it (the key fields its groups differ in), with how many runs,
-so the next stage is that line (and where some of the group's runs are committed, the scripts/carry_records.py line that
-carries them to go on from them elsewhere). That each committed summary is what ``zerognn summarize`` makes of its
-records is tests/records/test_reference_summaries.py's check, not this one's. Exit status 0 when complete, 1 otherwise.
+is named as ``scripts/gpu_stages.sh``'s ``ONLY=`` selects it (the key fields its groups differ in, but
+``ONE_MACHINE_ACROSS``'s), with how many runs, so the next stage is that line (and where some of the group's runs are
+committed, the scripts/carry_records.py line that carries them to go on from them elsewhere). That each committed
+summary is what ``zerognn summarize`` makes of its records is tests/records/test_reference_summaries.py's check, not
+this one's. Exit status 0 when complete, 1 otherwise.
 
     python scripts/reference_status.py --card h200 --commit 9a534af
 """
@@ -21,8 +25,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -32,7 +37,8 @@ from round_targets import group_fields, only_value, round_records
 
 from zerognn.errors import ZeroGNNError
 from zerognn.records.files import iter_records
-from zerognn.records.ids import RunKey
+from zerognn.records.ids import CONFIGURATION_FIELDS, RunKey
+from zerognn.variants import load_external, study_variants
 
 REPO = Path(__file__).resolve().parents[1]
 TWO_GPUS = "scaling"  # recorded on a two-GPU host, apart from the one card's commit
@@ -42,6 +48,13 @@ RENDERED = yaml.safe_load((REPO / "docs" / "templates" / "studies.yaml").read_te
 NEEDED = tuple(name for name in RENDERED if name != TWO_GPUS and Path(RENDERED[name]).name not in BESIDE)
 # Variants whose rows in a study must carry an execution fraction (the loop body's GPU time, from its replay).
 FRACTION_NEEDED = {"epoch": ("zerognn-epoch",)}
+# Whose runs a variant that cannot be imported here (a peer whose library is missing) is planned as, under its name.
+STAND_IN = "host-mediated"
+# The field across which a study's docs compare a configuration with itself (a variant's step under host load over
+# its step alone, in deterministic mode over default): runs that differ only in it (and in trial and seed) must come
+# from one machine instance, since another host of the same GPU moves a host-bound step by as much as the effect.
+# Such a study's groups that differ in the field are recorded together, so its missing runs are named without it.
+ONE_MACHINE_ACROSS = {"interference": "host_load", "determinism": "deterministic"}
 
 
 @dataclass
@@ -50,6 +63,7 @@ class Study:
     records: list[dict] = field(default_factory=list)
     planned: set[str] | None = None  # the config's run ids; None where it has no config or cannot be planned here
     why_unplanned: str = ""
+    note: str = ""  # said after the status: how the config was planned, where not as it is
     replicates: int | None = None  # where the config cannot be planned here: its trials times its seeds
 
     @property
@@ -65,11 +79,14 @@ class Study:
 
     def missing_groups(self, card: str) -> list[str]:
         """Each comparison group with runs missing, as ``ONLY=field=value,...`` (the fields the planned groups
-        differ in; a variant and its trials and seeds are one group's), with its count: one line each."""
+        differ in, but ``ONE_MACHINE_ACROSS``'s; a variant and its trials and seeds are one group's), with its count:
+        one line each; one line for the whole study where its groups do not differ in another field."""
         planned = [RunKey.parse(run_id) for run_id in sorted(self.planned or ())]
-        differ = group_fields(planned)
-        if not differ:
-            return []
+        differ = [f for f in group_fields(planned) if f != ONE_MACHINE_ACROSS.get(self.name)]
+        if not differ:  # one stage records the study
+            n = len(self.missing())
+            return [f"the whole study, with no ONLY=: {n} run{'s' * (n != 1)}"] if n else []
+
         def group(run_id: str) -> str:
             return ",".join(f"{f}={only_value(RunKey.parse(run_id), f)}" for f in differ)
 
@@ -91,11 +108,33 @@ class Study:
             found += self._short_configurations()
         elif missing := self.missing():
             found.append(f"{len(missing)} of the {len(self.planned)} runs its config plans are missing ({missing[0]})")
+        found += self._split_across_machines()
         for variant in FRACTION_NEEDED.get(self.name, ()) if self.records else ():
             profiled = [r for r in self.records if r["config"]["variant"] == variant and r["config"]["profile_steps"]]
             if not profiled or any(r["metrics"].get("gpu_exec_fraction") is None for r in profiled):
                 found.append(f"{variant}'s profiled runs do not all carry an execution fraction")
         return found
+
+    def _split_across_machines(self) -> list[str]:
+        """Where the study compares configurations across ``ONE_MACHINE_ACROSS``'s field: the first set of runs
+        that differ only in it yet ran on more than one machine instance (``environment.boot_id``)."""
+        across = ONE_MACHINE_ACROSS.get(self.name)
+        if across is None:
+            return []
+        boots: dict[tuple, set[str]] = {}
+        names: dict[tuple, str] = {}
+        for r in self.records:
+            key = RunKey.parse(r["run_id"])
+            others = tuple(getattr(key, f) for f in CONFIGURATION_FIELDS if f != across)
+            boots.setdefault(others, set()).add(r["environment"].get("boot_id") or "unknown")
+            names.setdefault(others, key.configuration().run_id)
+        split = sorted((names[key], n) for key, b in boots.items() if (n := len(b)) > 1)
+        if not split:
+            return []
+        return [f"its runs that differ only in {across} are compared, yet {len(split)} such set"
+                f"{'s' * (len(split) != 1)} ran on more than one machine ({split[0][0]} on {split[0][1]}): "
+                f"re-record the study with them together on one machine (git rm -r its records and figures, then "
+                f"the stage without ONLY={across}=)"]
 
     def _short_configurations(self) -> list[str]:
         """Where the config cannot be planned here (a peer's library is missing): the committed configurations
@@ -107,8 +146,9 @@ class Study:
 
 
 def plan(study: Study) -> None:
-    """The run ids ``h200-<study>.yaml`` plans, or, where it cannot be planned here, how many processes each of
-    its configurations needs; or why neither."""
+    """The run ids ``h200-<study>.yaml`` plans (a variant whose module cannot be imported here planned as
+    ``STAND_IN``'s runs under its name), or, where it cannot be planned even so, how many processes each of its
+    configurations needs; or why neither."""
     config = REPO / "workflow" / "config" / f"h200-{study.name}.yaml"
     if not config.is_file():
         study.why_unplanned = f"no config {config.relative_to(REPO)}: re-record it from a config or retire it"
@@ -117,8 +157,45 @@ def plan(study: Study) -> None:
         study.planned = {Path(p).stem for r in round_records(str(config)) for p in r}
     except ZeroGNNError as e:
         given = yaml.safe_load(config.read_text())
+        stood_in = plan_standing_in(given)
+        if stood_in is not None:
+            study.planned, absent = stood_in
+            study.note = (f"{', '.join(absent)} planned as {STAND_IN} is, on every model and precision the config "
+                          f"names, since {e}")
+            return
         study.replicates = given.get("trials", 1) * len(given.get("seeds", [0]))
-        study.why_unplanned = f"which configurations its config plans is not checked here: {e}"
+        study.why_unplanned = study.note = f"which configurations its config plans is not checked here: {e}"
+
+
+def plan_standing_in(given: dict) -> tuple[set[str], list[str]] | None:
+    """The run ids of the config ``given`` where the variants its ``variant_modules`` define cannot all be imported
+    here (a peer whose library is not installed), with those variants' runs planned as ``STAND_IN``'s under their
+    names, and those variants; None where it does not plan even so."""
+    if not isinstance(given.get("variants"), list):
+        return None
+    importable = []
+    for spec in given.get("variant_modules", []):
+        try:
+            load_external(spec)
+            importable.append(spec)
+        except ZeroGNNError:
+            continue
+    known = study_variants(importable)
+    absent = [v for v in given["variants"] if v not in known]
+    if not absent:
+        return None
+    stand_in = given | {"variant_modules": importable,
+                        "variants": [v for v in given["variants"] if v in known and v != STAND_IN] + [STAND_IN]}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.yaml"
+        path.write_text(yaml.safe_dump(stand_in))
+        try:
+            keys = [RunKey.parse(Path(p).stem) for r in round_records(str(path)) for p in r]
+        except ZeroGNNError:
+            return None
+    planned = {k.run_id for k in keys if k.variant != STAND_IN or STAND_IN in given["variants"]}
+    planned |= {replace(k, variant=v).run_id for k in keys if k.variant == STAND_IN for v in absent}
+    return planned, absent
 
 
 def studies(card: Path) -> dict[str, Study]:
@@ -147,8 +224,8 @@ def report(card: Path, commit: str | None) -> tuple[list[str], bool]:
         label = study.name or "(top)"
         held = ", ".join(f"{c} x{n}" for c, n in study.commits.most_common()) or "-"
         status = "; ".join(problems) or "complete"
-        if study.replicates is not None and study.records:
-            status += f" ({study.why_unplanned})"
+        if study.note and study.records:
+            status += f" ({study.note})"
         lines.append(f"{label:<14} {len(study.records):>4} records ({held}): {status}")
         lines += [f"{'':<15}{group}" for group in study.missing_groups(card.name)]
     others = sorted(p.name for p in card.iterdir() if p.is_dir() and not (p / "runs").is_dir()

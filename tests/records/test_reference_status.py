@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 EPOCH = REPO / "results/reference/h200/epoch/runs"
@@ -59,8 +60,9 @@ def test_a_missing_run_a_needed_study_and_records_of_no_config_are_each_named(ca
     shutil.copytree(card / "epoch/runs", card / "old/runs")
     lines, _ = reference_status.report(card, None)
     assert lines[2].startswith("interference      0 records (-): not recorded")
-    assert lines[3:5] == [" " * 15 + "ONLY=host_load=0: 48 runs", " " * 15 + "ONLY=host_load=16: 48 runs"]
-    assert lines[5].startswith("old              35 records (") and lines[5].endswith(
+    # its two host loads are compared run against run, so they are one stage (on one machine), not two
+    assert lines[3] == " " * 15 + "the whole study, with no ONLY=: 96 runs"
+    assert lines[4].startswith("old              35 records (") and lines[4].endswith(
         "no config workflow/config/h200-old.yaml: re-record it from a config or retire it")
 
 
@@ -93,6 +95,37 @@ def test_each_group_with_runs_missing_is_named_as_a_stage_selects_it(card):
     assert lines[1] == " " * 15 + "ONLY=batch_size=256: 12 runs"  # none committed: nothing to carry
     assert lines[2].startswith(" " * 15 + "ONLY=batch_size=4096: 1 run (11 committed: ")
     assert lines[3] == f"{card}: not complete"
+
+
+def test_runs_a_study_compares_across_a_field_must_have_run_on_one_machine(card, monkeypatch):
+    monkeypatch.setattr(reference_status, "ONE_MACHINE_ACROSS", {"epoch": "batch_size"})
+    lines, complete = reference_status.report(card, None)
+    assert complete, lines
+    moved = card / "epoch/runs/products-like__sage__zerognn-epoch__b256__f15-10-5__g1__t3.json"
+    edit(moved, lambda r: r["environment"].update(boot_id="another-boot"))
+    lines, complete = reference_status.report(card, None)
+    assert not complete
+    assert lines[0].endswith(
+        ": its runs that differ only in batch_size are compared, yet 1 such set ran on more than one machine "
+        "(products-like__sage__zerognn-epoch__b1024__f15-10-5__g1 on 2): re-record the study with them together "
+        "on one machine (git rm -r its records and figures, then the stage without ONLY=batch_size=)")
+    moved.unlink()  # a missing run is then named as the whole study's stage: its batch sizes are recorded together
+    lines, _ = reference_status.report(card, None)
+    assert lines[1] == " " * 15 + "the whole study, with no ONLY=: 1 run"
+
+
+def test_a_variant_whose_module_cannot_be_imported_here_is_planned_as_the_stand_ins_runs(tmp_path):
+    broken = tmp_path / "needs_a_library.py"
+    broken.write_text("from zerognn.errors import ZeroGNNError\n"
+                      "raise ZeroGNNError('the mine peer needs a library this machine lacks')\n")
+    given = yaml.safe_load((REPO / "workflow/config/h200-epoch.yaml").read_text())
+    given |= {"variants": ["zerognn", "host-mediated", "mine"], "variant_modules": [str(broken)]}
+    planned, absent = reference_status.plan_standing_in(given)
+    assert absent == ["mine"]
+    hosted = {i for i in planned if "__host-mediated__" in i}
+    assert len(hosted) == len(given["batch_sizes"]) * given["trials"] and len(planned) == 3 * len(hosted)
+    assert {i.replace("__host-mediated__", "__mine__") for i in hosted} <= planned
+    assert reference_status.plan_standing_in(given | {"variants": ["zerognn", "host-mediated"]}) is None
 
 
 def test_what_the_docs_read_beside_the_studies_is_named_and_counts_among_the_commits(card, monkeypatch):
