@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,7 +32,7 @@ from pathlib import Path
 import yaml
 from beside import BESIDE
 from beside import commits as commits_of
-from round_targets import group_fields, only_value, round_records
+from round_targets import group_fields, only_value, planned_keys, round_records
 
 from zerognn.errors import ZeroGNNError
 from zerognn.records.files import iter_records
@@ -186,13 +185,10 @@ def plan_standing_in(given: dict) -> tuple[set[str], list[str]] | None:
         return None
     stand_in = given | {"variant_modules": importable,
                         "variants": [v for v in given["variants"] if v in known and v != STAND_IN] + [STAND_IN]}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "config.yaml"
-        path.write_text(yaml.safe_dump(stand_in))
-        try:
-            keys = [RunKey.parse(Path(p).stem) for r in round_records(str(path)) for p in r]
-        except ZeroGNNError:
-            return None
+    try:
+        _, keys = planned_keys(stand_in, "the config with a stand-in")
+    except ZeroGNNError:
+        return None
     planned = {k.run_id for k in keys if k.variant != STAND_IN or STAND_IN in given["variants"]}
     planned |= {replace(k, variant=v).run_id for k in keys if k.variant == STAND_IN for v in absent}
     return planned, absent

@@ -55,27 +55,33 @@ def only_value(key: RunKey, field: str) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def round_records(config_path: str, only: dict[str, str] | None = None, results_dir: str | None = None
-                  ) -> list[list[str]]:
-    """Each round's record paths, in the order the study runs its rounds; with ``only``, of the runs whose key has
-    those values (a one-line error where no run of the study has one of them); under ``results_dir`` where given,
-    else the config's."""
+def planned_keys(given: object, source: str) -> tuple[dict, list[RunKey]]:
+    """The study config ``given`` (read from ``source``) with the schema's defaults, and the run keys it plans, in
+    the order they run; a one-line error naming ``source`` where it breaks the schema."""
     schema = yaml.safe_load(SCHEMA.read_text())
     defaults = {k: v["default"] for k, v in schema["properties"].items() if "default" in v}
-    try:
-        given = yaml.safe_load(Path(config_path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ZeroGNNError(f"{config_path}: not a readable YAML study config ({' '.join(str(e).split())})") from None
     problem = schema_problem(given, schema) if isinstance(given, dict) else "the config: not a mapping of keys"
     if problem:
-        raise ZeroGNNError(f"{config_path}: {problem} (workflow/schemas/config.schema.yaml)")
+        raise ZeroGNNError(f"{source}: {problem} (workflow/schemas/config.schema.yaml)")
     config = defaults | given
     target = config["target"]
     if target == "auto":  # as the workflow resolves it (workflow/rules/common.smk)
         import torch
 
         target = "gpu" if torch.cuda.is_available() else "cpu"
-    keys = plan(config, target).keys
+    return config, plan(config, target).keys
+
+
+def round_records(config_path: str, only: dict[str, str] | None = None, results_dir: str | None = None
+                  ) -> list[list[str]]:
+    """Each round's record paths, in the order the study runs its rounds; with ``only``, of the runs whose key has
+    those values (a one-line error where no run of the study has one of them); under ``results_dir`` where given,
+    else the config's."""
+    try:
+        given = yaml.safe_load(Path(config_path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ZeroGNNError(f"{config_path}: not a readable YAML study config ({' '.join(str(e).split())})") from None
+    config, keys = planned_keys(given, config_path)
     for field, value in (only or {}).items():
         wanted = value.lower() if field == "deterministic" else value
         values = sorted({only_value(k, field) for k in keys})
