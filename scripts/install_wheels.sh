@@ -12,28 +12,16 @@
 # ogb; pulp may stay behind: Snakemake schedules greedily without it): without .whl/, the project itself is
 # then installed --no-deps over what the host has. WholeGraph's wheels travel smaller as a .whl-*.tar.xz
 # (scripts/pack_wheels.py: about 27 MiB instead of 36), unpacked here and installed like a .whl-*/ directory's.
-# Prints one line per problem, never stops the calling script. A later call on the same host with the same
-# wheels (names and sizes, stamped in .wheels-installed, which outlives the call like the tree's other ignored
-# outputs) installs nothing, where the project still imports from this tree: a chained call saves about 40 s.
-wheels_stamp=$(stat -c '%n %s' .whl/*.whl .whl-*/*.whl .whl-*.tar.xz 2>/dev/null | md5sum)
-if [ -f .wheels-installed ] && [ "$(cat .wheels-installed)" = "$wheels_stamp" ] \
-    && python3 -c "import os, snakemake, zerognn; assert zerognn.__file__.startswith(os.getcwd() + '/')" 2>/dev/null
-then
-    echo "wheels installed by an earlier call on this host: not reinstalled"
-    unset wheels_stamp
-    return 0 2>/dev/null || true
-fi
-rm -f .wheels-installed
-wheels_failed=
+# Prints one line per problem, never stops the calling script.
 if [ -d .whl ]; then
     python3 -m pip install -q --no-index --find-links .whl -e ".[cuda,figures,pipeline,peers]" pytest-timeout \
-        > /dev/null 2>&1 || { wheels_failed=1; echo "wheel install from .whl failed"; }
+        > /dev/null 2>&1 || echo "wheel install from .whl failed"
 fi
 houses=(.whl-*/)
 for packed in .whl-*.tar.xz; do
     [ -f "$packed" ] || continue
     unpacked=$(mktemp -d) && tar xJf "$packed" -C "$unpacked" && houses+=("$unpacked/") \
-        || { wheels_failed=1; echo "unpacking $packed failed"; }
+        || echo "unpacking $packed failed"
 done
 extra_wheels=()
 for house in "${houses[@]}"; do
@@ -43,12 +31,10 @@ for house in "${houses[@]}"; do
 done
 if [ ${#extra_wheels[@]} -gt 0 ]; then
     python3 -m pip install -q --no-index --no-deps "${extra_wheels[@]}" > /dev/null 2>&1 \
-        || { wheels_failed=1; echo "wheel install from ${#extra_wheels[@]} wheels in .whl-*/ failed"; }
+        || echo "wheel install from ${#extra_wheels[@]} wheels in .whl-*/ failed"
     if [ ! -d .whl ]; then
         python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . > /dev/null 2>&1 \
-            || { wheels_failed=1; echo "install of the project (--no-deps, over the host's packages) failed"; }
+            || echo "install of the project (--no-deps, over the host's packages) failed"
     fi
 fi
-[ -n "$wheels_failed" ] || [ -z "$(ls .whl/*.whl .whl-*/*.whl .whl-*.tar.xz 2>/dev/null)" ] \
-    || echo "$wheels_stamp" > .wheels-installed
-unset extra_wheels houses house wheel packed unpacked wheels_stamp wheels_failed
+unset extra_wheels houses house wheel packed unpacked
